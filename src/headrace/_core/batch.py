@@ -1,0 +1,572 @@
+"""``Batch``: many samples with one dtype, layout and device; shapes may differ.
+
+``Batch`` has no ``__getitem__`` and no ``__len__``: ``batch.tensors[i]`` picks samples and
+``batch.slice[...]`` indexes inside every sample.
+
+Examples
+--------
+>>> import numpy as np
+>>> import headrace as ndd
+>>> b = ndd.batch([np.zeros((2, 3), np.uint8), np.ones((4, 1), np.uint8)], layout="HW")
+>>> b.batch_size, b.shape
+(2, [(2, 3), (4, 1)])
+>>> b.tensors[1].shape
+(4, 1)
+>>> b.slice[0].shape
+[(3,), (1,)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from headrace._core import dtype as _dt
+from headrace._core import storage as _st
+from headrace._core.device import CPU, Device
+from headrace._core.device import device as _to_device
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.operators import ArithmeticMixin
+from headrace._core.tensor import Tensor, _device_of, _maybe_sync
+
+if TYPE_CHECKING:
+    from headrace._exec.invocation import Invocation
+
+
+class RaggedBatchError(InvalidArgumentError, RuntimeError):
+    """A batch with samples of different shapes was asked for as one dense tensor."""
+
+
+class Batch(ArithmeticMixin):
+    """A list of samples sharing dtype, layout and device.
+
+    Use :func:`batch` (copies) or :func:`as_batch` (wraps) to create one.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_bs",
+        "_dense",
+        "_device",
+        "_dtype",
+        "_external",
+        "_layout",
+        "_samples",
+        "_sources",
+        "_src",
+    )
+
+    def __init__(
+        self,
+        tensors: Any = None,
+        dtype: Any = None,
+        device: Any = None,
+        layout: str | None = None,
+        invocation_result: Any = None,
+        copy: bool = False,
+    ) -> None:
+        self._src: tuple[Invocation, int] | None = None
+        self._dense: Any = None
+        self._external = False
+        self._sources: list[str | None] | None = None
+        if invocation_result is not None:
+            inv, out_idx, bs, meta_dtype, meta_layout, dev = invocation_result
+            self._src = (inv, out_idx)
+            self._samples = None
+            self._bs = bs
+            self._dtype = meta_dtype
+            self._layout = meta_layout
+            self._device = dev
+            return
+        want_dtype = _dt.dtype(dtype) if dtype is not None else None
+        want_device = _to_device(device)
+        samples, src_dtype, src_layout, dense, copied, external = _import_samples(
+            tensors, want_dtype
+        )
+        dev = _device_of(samples[0]) if samples else (want_device or CPU)
+        if want_device is not None and want_device != dev:
+            if dense is not None:
+                dense = _st.move(dense, want_device, src_dtype)
+                samples = list(dense)
+            else:
+                samples = [_st.move(s, want_device, src_dtype) for s in samples]
+            dev, copied = want_device, True
+        if want_dtype is not None and want_dtype != src_dtype:
+            if dense is not None:
+                dense = _st.cast(dense, want_dtype)
+                samples = list(dense)
+            else:
+                samples = [_st.cast(s, want_dtype) for s in samples]
+            src_dtype, copied = want_dtype, True
+        if copy and not copied:
+            if dense is not None:
+                dense = _st.copy_array(dense)
+                samples = list(dense)
+            else:
+                samples = [_st.copy_array(s) for s in samples]
+            copied = True
+        if src_dtype is None:
+            raise InvalidArgumentError(
+                "Element type of an empty batch is unknown: pass dtype=... to create it."
+            )
+        lay = layout if layout is not None else src_layout
+        ndim = samples[0].ndim if samples else (len(lay) if lay else 0)
+        self._samples = samples
+        self._dense = dense
+        self._bs = len(samples)
+        self._dtype = src_dtype
+        self._layout = _st.check_layout(lay, ndim)
+        self._device = dev
+        self._external = external and not copied
+
+    @classmethod
+    def _wrap(
+        cls,
+        samples: list[Any],
+        dtype: _dt.DType,
+        layout: str | None,
+        dev: Device,
+        dense: Any = None,
+    ) -> Batch:
+        """Fast internal constructor from storage (no checks)."""
+        b = cls.__new__(cls)
+        b._samples = samples
+        b._dense = dense
+        b._bs = len(samples)
+        b._dtype = dtype
+        b._layout = layout
+        b._device = dev
+        b._src = None
+        b._external = False
+        b._sources = None
+        return b
+
+    # --- lazy evaluation -------------------------------------------------------------------
+    def _resolved(self) -> list[Any]:
+        if self._samples is None:
+            self._resolve()
+        return self._samples  # type: ignore[return-value]
+
+    def _resolve(self) -> None:
+        src = self._src
+        if src is None:
+            return
+        inv, out_idx = src
+        out = inv.wait()[out_idx]
+        self._samples = out._samples
+        self._dense = out._dense
+        self._dtype = out._dtype
+        self._layout = out._layout
+        self._src = None
+
+    def evaluate(self) -> Batch:
+        """Run the pending computation (a no-op for concrete data); returns ``self``."""
+        if self._samples is None:
+            self._resolve()
+        return self
+
+    # --- properties ------------------------------------------------------------------------
+    @property
+    def batch_size(self) -> int:
+        """Number of samples."""
+        return self._bs
+
+    @property
+    def dtype(self) -> _dt.DType:
+        """Element type."""
+        if self._dtype is None:
+            self._resolve()
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        """Where the samples live."""
+        return self._device
+
+    @property
+    def layout(self) -> str | None:
+        """Per-sample layout (no batch dimension), or None."""
+        if self._samples is None:
+            self._resolve()
+        return self._layout
+
+    @property
+    def ndim(self) -> int:
+        """Per-sample number of dimensions."""
+        s = self._resolved()
+        if not s:
+            return len(self._layout) if self._layout else 0
+        return int(s[0].ndim)
+
+    @property
+    def shape(self) -> list[tuple[int, ...]]:
+        """Shapes of the samples, one tuple per sample."""
+        return [tuple(s.shape) for s in self._resolved()]
+
+    # --- sample selection ------------------------------------------------------------------
+    @property
+    def tensors(self) -> _TensorsView:
+        """Indexable view of the samples: ``[i]`` → Tensor, ``[slice | list]`` → view."""
+        return _TensorsView(self, None)
+
+    def select(self, index: Any) -> Tensor | Batch:
+        """A sample (int index) or a sub-batch (slice or list of indices)."""
+        if index is Ellipsis:
+            return self
+        samples = self._resolved()
+        if isinstance(index, (int, np.integer)):
+            i = int(index)
+            if not -len(samples) <= i < len(samples):
+                raise IndexError(
+                    f"Sample index {i} is out of range for a batch of {len(samples)} samples."
+                )
+            return Tensor._wrap(samples[i], self._dtype, self._layout, self._device, self._external)
+        idx = _sample_indices(index, len(samples))
+        return Batch._wrap([samples[i] for i in idx], self._dtype, self._layout, self._device)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        samples = self._resolved()
+        for s in samples:
+            yield Tensor._wrap(s, self._dtype, self._layout, self._device, self._external)
+
+    @property
+    def slice(self) -> _SliceView:
+        """Per-sample indexing: ``batch.slice[..., 0]`` indexes every sample."""
+        return _SliceView(self)
+
+    # --- conversions -------------------------------------------------------------------------
+    def cpu(self) -> Batch:
+        """This batch on the CPU (``self`` when already there)."""
+        return self.to_device(CPU)
+
+    def gpu(self, index: int | None = None) -> Batch:
+        """This batch on a GPU (``self`` when already there)."""
+        return self.to_device(Device("gpu", index))
+
+    def to_device(self, device: Any, force_copy: bool = False) -> Batch:
+        """This batch on ``device``; ``self`` when already there unless ``force_copy``."""
+        dev = _to_device(device)
+        assert dev is not None
+        if dev == self._device and not force_copy:
+            return self
+        from headrace.ops.misc import copy as _copy_op
+
+        return _copy_op(self, device=dev)
+
+    def torch(self, copy: bool | None = None, pad: bool = False) -> Any:
+        """One ``torch.Tensor`` of shape ``(batch_size, *sample_shape)`` on the batch's device.
+
+        Parameters
+        ----------
+        copy : bool or None
+            None: avoid copying when possible; True: always copy; False: raise if a copy is
+            needed.
+        pad : bool
+            Zero-pad samples of different shapes to the largest extent in every dimension.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import headrace as ndd
+        >>> ndd.batch([np.ones(2), np.ones(3)]).torch(pad=True).tolist()
+        [[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
+        """
+        arr, copied = dense_storage(self, pad=pad, allow_copy=copy is not False)
+        if isinstance(arr, np.ndarray):
+            t = _st.numpy_to_torch(arr, self._dtype)
+        else:
+            t = arr
+        if copy and not copied:
+            t = t.clone()
+        return t
+
+    def __repr__(self) -> str:
+        samples = self._resolved()
+        body = ",\n".join(
+            "    "
+            + np.array2string(
+                np.asarray(s if isinstance(s, np.ndarray) else s.cpu()),
+                separator=", ",
+                prefix="    ",
+            )
+            for s in samples
+        )
+        lay = f'layout="{self._layout}", ' if self._layout else ""
+        return (
+            f'Batch(\n    [\n{body}],\n    dtype={self._dtype}, {lay}device="{self._device}", '
+            f"num_samples={len(samples)}, shape={self.shape})"
+        )
+
+    @staticmethod
+    def broadcast(sample: Any, batch_size: int, device: Any = None, dtype: Any = None) -> Batch:
+        """A batch of ``batch_size`` references to one sample.
+
+        Examples
+        --------
+        >>> import headrace as ndd
+        >>> ndd.Batch.broadcast(ndd.tensor([1, 2]), 3).shape
+        [(2,), (2,), (2,)]
+        """
+        if isinstance(sample, Batch):
+            raise InvalidArgumentError("Cannot broadcast a Batch")
+        t = sample if isinstance(sample, Tensor) else Tensor(sample)
+        if device is not None or dtype is not None:
+            t = Tensor(t, dtype=dtype, device=device)
+        arr = t._resolved_data()
+        return Batch._wrap([arr] * batch_size, t._dtype, t._layout, t._device)
+
+
+class _TensorsView:
+    """Read-only view of a batch's samples (``batch.tensors``)."""
+
+    __slots__ = ("_batch", "_idx")
+
+    def __init__(self, b: Batch, idx: list[int] | None) -> None:
+        self._batch = b
+        self._idx = idx
+
+    def _indices(self) -> list[int]:
+        return self._idx if self._idx is not None else list(range(self._batch.batch_size))
+
+    def __len__(self) -> int:
+        return len(self._idx) if self._idx is not None else self._batch.batch_size
+
+    def __getitem__(self, index: Any) -> Any:
+        idx = self._indices()
+        if isinstance(index, (int, np.integer)):
+            i = int(index)
+            if not -len(idx) <= i < len(idx):
+                raise IndexError(f"Sample index {i} is out of range for {len(idx)} samples.")
+            return self._batch.select(idx[i])
+        return _TensorsView(self._batch, [idx[i] for i in _sample_indices(index, len(idx))])
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in self._indices():
+            yield self._batch.select(i)  # type: ignore[misc]
+
+    def tolist(self) -> list[Tensor]:
+        """The samples as a list of Tensors."""
+        return list(self)
+
+    def as_batch(self, copy: bool = False) -> Batch:
+        """The selected samples as a Batch."""
+        b = self._batch.select(self._indices()) if self._idx is not None else self._batch
+        return batch(b) if copy else b  # type: ignore[return-value]
+
+    def select(self, index: Any) -> Any:
+        """Same as indexing."""
+        return self[index]
+
+
+class _SliceView:
+    """``batch.slice[...]``: the same index applied inside every sample."""
+
+    __slots__ = ("_batch",)
+
+    def __init__(self, b: Batch) -> None:
+        self._batch = b
+
+    def __getitem__(self, index: Any) -> Batch:
+        from headrace.ops.misc import subscript
+
+        return subscript(self._batch, index)
+
+
+def _sample_indices(index: Any, n: int) -> list[int]:
+    if isinstance(index, slice):
+        return list(range(n))[index]
+    if isinstance(index, (list, tuple, np.ndarray, range)):
+        out = []
+        for i in index:
+            i = int(i)
+            if not -n <= i < n:
+                raise IndexError(f"Sample index {i} is out of range for {n} samples.")
+            out.append(i % n)
+        return out
+    raise InvalidTypeError(
+        f"Select samples with an int, a slice or a list of ints (got {type(index).__name__})."
+    )
+
+
+def _import_samples(
+    tensors: Any, want_dtype: _dt.DType | None
+) -> tuple[list[Any], _dt.DType | None, str | None, Any, bool, bool]:
+    """(samples, dtype, layout, dense, copied, external) for the accepted inputs."""
+    if isinstance(tensors, Batch):
+        s = tensors._resolved()
+        return list(s), tensors._dtype, tensors._layout, tensors._dense, False, tensors._external
+    if (
+        isinstance(tensors, Tensor)
+        or isinstance(tensors, np.ndarray)
+        or _st.is_torch(tensors)
+        or (hasattr(tensors, "__dlpack_device__") and not isinstance(tensors, (list, tuple)))
+    ):
+        if isinstance(tensors, Tensor):
+            arr, lay, external = tensors._resolved_data(), tensors._layout, tensors._external
+            dt = tensors._dtype
+            lay = lay[1:] if lay else None
+        else:
+            arr, _ = _st.import_data(tensors, None)
+            lay, external, dt = None, True, _st.dtype_of(arr)
+        if arr.ndim == 0:
+            raise InvalidArgumentError("Cannot create a batch from a scalar")
+        return list(arr), dt, lay, arr, False, external
+    if isinstance(tensors, (np.generic, int, float, bool)):
+        raise InvalidArgumentError("Cannot create a batch from a scalar")
+    if not isinstance(tensors, (list, tuple)):
+        if tensors is None:
+            raise InvalidTypeError("Batch: expected a list of samples or an array (got None).")
+        try:
+            tensors = list(tensors)
+        except TypeError:
+            raise InvalidTypeError(
+                f"Cannot create a batch from {type(tensors).__name__}: pass a list of samples or "
+                "an array whose first dimension is the batch."
+            ) from None
+    if not tensors:
+        return [], want_dtype, None, None, False, False
+    samples: list[Any] = []
+    dt: _dt.DType | None = None
+    lay: str | None = None
+    copied = False
+    external = False
+    for i, x in enumerate(tensors):
+        if x is None:
+            raise InvalidTypeError(f"Batch: samples cannot be None. Got `None` at index {i}.")
+        if isinstance(x, Batch):
+            raise InvalidArgumentError("A list of Batch objects is not a valid argument type")
+        if isinstance(x, Tensor):
+            arr, xdt, xl = x._resolved_data(), x._dtype, x._layout
+            external |= x._external
+        else:
+            arr, c = _st.import_data(x, want_dtype if _is_python(x) else None)
+            xdt = _st.enum_dtype_of(x) if _is_python(x) else None
+            xdt = xdt or _st.dtype_of(arr)
+            xl = None
+            copied |= c
+            external |= not c
+        if samples:
+            if arr.ndim != samples[0].ndim:
+                raise InvalidArgumentError(
+                    f"Batch: all samples must have the same number of dimensions; sample {i} has "
+                    f"{arr.ndim}, sample 0 has {samples[0].ndim}."
+                )
+            if xdt != dt:
+                raise InvalidTypeError(
+                    f"Batch: all samples must have the same dtype; sample {i} is {xdt}, "
+                    f"sample 0 is {dt}."
+                )
+            if xl is not None and lay is not None and xl != lay:
+                raise InvalidArgumentError(
+                    f"Batch: all samples must have the same layout; sample {i} is {xl!r}, "
+                    f"earlier ones {lay!r}."
+                )
+            if _device_of(arr) != _device_of(samples[0]):
+                arr = _st.move(arr, _device_of(samples[0]), xdt)
+        else:
+            dt = xdt
+        lay = lay or xl
+        samples.append(arr)
+    return samples, dt, lay, None, copied, external and not copied
+
+
+def _is_python(x: Any) -> bool:
+    return isinstance(x, (list, tuple, int, float, bool))
+
+
+def dense_storage(b: Batch, *, pad: bool, allow_copy: bool = True) -> tuple[Any, bool]:
+    """One array ``(N, ...)`` holding the batch; returns (array, copied)."""
+    samples = b._resolved()
+    if b._dense is not None:
+        return b._dense, False
+    if not samples:
+        raise InvalidArgumentError("Cannot convert an empty batch to a dense tensor.")
+    shapes = {tuple(s.shape) for s in samples}
+    if not allow_copy:
+        raise InvalidArgumentError("This batch cannot be converted to a tensor without a copy.")
+    if len(shapes) == 1:
+        if isinstance(samples[0], np.ndarray):
+            return np.stack(samples), True
+        import torch
+
+        return torch.stack(samples), True
+    if not pad:
+        raise RaggedBatchError(
+            f"The batch has a non-uniform shape ({len(shapes)} different sample shapes), so it "
+            "cannot be made dense. To pad the samples to a common shape, the `pad` argument "
+            "must be ``True``."
+        )
+    ndim = samples[0].ndim
+    out_shape = (len(samples),) + tuple(max(s.shape[d] for s in samples) for d in range(ndim))
+    if isinstance(samples[0], np.ndarray):
+        out = np.zeros(out_shape, dtype=samples[0].dtype)
+    else:
+        import torch
+
+        out = torch.zeros(out_shape, dtype=samples[0].dtype, device=samples[0].device)
+    for i, s in enumerate(samples):
+        out[(i,) + tuple(slice(0, e) for e in s.shape)] = s
+    return out, True
+
+
+def batch_to_tensor(b: Batch, *, pad: bool = False, device: Any = None) -> Tensor:
+    """``ndd.as_tensor(batch)``: one tensor with a leading sample dimension."""
+    arr, _ = dense_storage(b, pad=pad)
+    lay = ("N" + b._layout) if b._layout else None
+    t = Tensor._wrap(arr, b.dtype, lay, b._device)
+    if device is not None:
+        t = t.to_device(device)
+    return t
+
+
+def batch(tensors: Any, dtype: Any = None, device: Any = None, layout: str | None = None) -> Batch:
+    """Create a Batch holding copies of the samples.
+
+    Parameters
+    ----------
+    tensors : list of tensor-likes, Batch, or one array
+        Samples (same rank, dtype and layout; shapes may differ). A single array's first
+        dimension is the batch dimension.
+    dtype, device, layout : optional
+        Conversion targets; ``layout`` describes one sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> ndd.batch(np.zeros((4, 8, 8, 3), np.uint8), layout="HWC").batch_size
+    4
+    """
+    b = Batch(tensors, dtype=dtype, device=device, layout=layout, copy=True)
+    _maybe_sync(b)
+    return b
+
+
+def as_batch(
+    tensors: Any, dtype: Any = None, device: Any = None, layout: str | None = None
+) -> Batch:
+    """Wrap samples as a Batch without copying when possible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> a = np.zeros((2, 3), np.float32)
+    >>> np.shares_memory(np.asarray(ndd.as_batch([a]).tensors[0]), a)
+    True
+    """
+    if isinstance(tensors, Batch):
+        if dtype is None and device is None and (layout is None or layout == tensors.layout):
+            return tensors
+    if type(tensors).__name__ == "_InvariantProxy":
+        from headrace.capture import _unwrap
+
+        tensors = _unwrap(tensors)
+    b = Batch(tensors, dtype=dtype, device=device, layout=layout)
+    _maybe_sync(b)
+    return b
+
+
+__all__ = ["Batch", "RaggedBatchError", "as_batch", "batch"]

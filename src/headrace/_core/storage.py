@@ -1,0 +1,206 @@
+"""Array-level helpers shared by Tensor and Batch.
+
+CPU samples are numpy arrays; GPU samples are torch tensors (CUDA, or CPU tensors in fake-GPU
+mode). Nothing here knows about lazy evaluation.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+from headrace._core import dtype as _dt
+from headrace._core.device import Device, fake_gpu
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+
+Array = Any  # np.ndarray | torch.Tensor
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def is_torch(x: Any) -> bool:
+    """True for a torch tensor, without importing torch."""
+    return type(x).__module__ == "torch" or (
+        "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor)
+    )
+
+
+def python_to_numpy(data: Any, dtype: _dt.DType | None) -> np.ndarray:
+    """Python scalars and nested lists → numpy, narrowing 64-bit types as the reference does."""
+    if dtype is not None:
+        return np.array(data, dtype=dtype.numpy)
+    if isinstance(data, (list, tuple)) and any(x is None for x in data):
+        idx = next(i for i, x in enumerate(data) if x is None)
+        raise InvalidTypeError(f"Cannot convert None to a tensor. Got `None` at index {idx}.")
+    enum_t = _enum_dtype(data)
+    try:
+        arr = np.array(data)
+    except ValueError as e:
+        raise InvalidArgumentError(f"Cannot convert {type(data).__name__} to a tensor: {e}") from e
+    if enum_t is not None:
+        return arr.astype(np.int32)
+    kind = arr.dtype.kind
+    if kind == "i" and arr.dtype.itemsize == 8:
+        if arr.size == 0 or (arr.min() >= _INT32_MIN and arr.max() <= _INT32_MAX):
+            return arr.astype(np.int32)
+        return arr
+    if kind == "u" and arr.dtype.itemsize == 8:
+        return arr.astype(np.uint32)
+    if kind == "f" and arr.dtype.itemsize == 8:
+        return arr.astype(np.float32)
+    if kind in "biuf":
+        return arr
+    if kind == "O":
+        if arr.size == 0:
+            raise InvalidArgumentError("Cannot infer the element type of an empty object array.")
+        raise InvalidTypeError(f"Cannot convert {type(data).__name__} to a tensor.")
+    if kind in "SU":
+        raise InvalidTypeError(
+            "Cannot convert a string to a tensor. Encode it first, e.g. "
+            "np.frombuffer(s.encode(), dtype=np.uint8)."
+        )
+    raise InvalidTypeError(f"Unsupported element type {arr.dtype} for a tensor.")
+
+
+def _enum_dtype(data: Any) -> _dt.DType | None:
+    from headrace import types as _types
+
+    probe = data
+    while isinstance(probe, (list, tuple)) and probe:
+        probe = probe[0]
+    if isinstance(probe, _types.DALIInterpType):
+        return _dt.InterpType
+    if isinstance(probe, _types.DALIImageType):
+        return _dt.ImageType
+    if isinstance(probe, _types.DALIDataType):
+        return _dt.DataType
+    return None
+
+
+def enum_dtype_of(data: Any) -> _dt.DType | None:
+    """The enum DType for Python data made of reference enum values, else None."""
+    return _enum_dtype(data)
+
+
+def dtype_of(arr: Array) -> _dt.DType:
+    """The headrace dtype of a numpy array or torch tensor."""
+    if isinstance(arr, np.ndarray):
+        return _dt.from_numpy(arr.dtype)
+    return _dt.DType.from_fw_type(arr.dtype)
+
+
+def gpu_device_of_torch(t: Any) -> Device:
+    """The GPU device of torch storage (a CPU torch tensor is the fake GPU 0)."""
+    idx = t.device.index if t.device.type == "cuda" else 0
+    dev = _GPU_DEVICES.get(idx)
+    if dev is None:
+        dev = _GPU_DEVICES[idx] = Device("gpu", idx)
+    return dev
+
+
+_GPU_DEVICES: dict[int, Device] = {}
+
+
+def to_numpy_view(t: Any) -> np.ndarray:
+    """A numpy view of a CPU torch tensor (bfloat16 as uint16 bits)."""
+    import torch
+
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        t = t.view(torch.uint16)
+    return t.numpy()
+
+
+def numpy_to_torch(arr: np.ndarray, dtype: _dt.DType | None = None) -> Any:
+    """A torch view of a numpy array (read-only arrays are shared with the warning silenced)."""
+    import torch
+
+    if arr.flags.writeable:
+        t = torch.from_numpy(arr)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            t = torch.from_numpy(arr)
+    if dtype is _dt.bfloat16:
+        t = t.view(torch.bfloat16)
+    return t
+
+
+def move(arr: Array, dev: Device, dtype: _dt.DType, *, copy: bool = False) -> Array:
+    """Return ``arr`` stored on ``dev`` (a copy when the device changes)."""
+    on_gpu = not isinstance(arr, np.ndarray)
+    if dev.device_type == "cpu":
+        if not on_gpu:
+            return arr.copy() if copy else arr
+        out = arr.detach()
+        out = out.cpu()
+        if fake_gpu() or copy:
+            out = out.clone()
+        return to_numpy_view(out)
+    if on_gpu:
+        target = dev.torch_device()
+        if arr.device == target:
+            return arr.clone() if copy else arr
+        return arr.to(target)
+    t = numpy_to_torch(np.ascontiguousarray(arr), dtype)
+    target = dev.torch_device()
+    if target.type == "cpu":
+        return t.clone()
+    return t.to(target, non_blocking=False)
+
+
+def cast(arr: Array, dtype: _dt.DType) -> Array:
+    """``arr`` converted to ``dtype`` (always a new array)."""
+    if isinstance(arr, np.ndarray):
+        return arr.astype(dtype.numpy)
+    return arr.to(_dt.to_torch_dtype(dtype))
+
+
+def copy_array(arr: Array) -> Array:
+    """An independent copy."""
+    return arr.copy() if isinstance(arr, np.ndarray) else arr.clone()
+
+
+def check_layout(layout: Any, ndim: int) -> str | None:
+    """Validate a layout string against a rank; ``""`` means no layout."""
+    if layout is None:
+        return None
+    if not isinstance(layout, str):
+        raise InvalidArgumentError(
+            f"The layout must be a string such as 'HWC' (got {type(layout).__name__})."
+        )
+    if layout == "":
+        return None
+    if len(layout) != ndim:
+        raise InvalidArgumentError(
+            f"The layout {layout!r} has {len(layout)} dimensions but the data has {ndim} "
+            "dimensions."
+        )
+    return layout
+
+
+def import_data(data: Any, dtype: _dt.DType | None) -> tuple[Array, bool]:
+    """Turn user data into storage. Returns (array, copied)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype.kind not in "biuf":
+            raise InvalidTypeError(f"Unsupported numpy dtype {data.dtype} for a tensor.")
+        return data, False
+    if is_torch(data):
+        if data.device.type == "cuda":
+            return data.detach(), False
+        return to_numpy_view(data), False
+    if hasattr(data, "__dlpack_device__") and not isinstance(data, (list, tuple)):
+        dev = Device.from_dlpack(data.__dlpack_device__())
+        if dev.device_type == "cpu":
+            return np.from_dlpack(data), False
+        import torch
+
+        return torch.from_dlpack(data), False
+    if hasattr(data, "__array__") and not isinstance(data, (list, tuple)):
+        return np.asarray(data), False
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return np.frombuffer(data, dtype=np.uint8), False
+    return python_to_numpy(data, dtype), True

@@ -1,0 +1,411 @@
+"""``Tensor``: one sample, on the CPU (numpy storage) or a GPU (torch storage).
+
+Examples
+--------
+>>> import numpy as np
+>>> import headrace as ndd
+>>> t = ndd.as_tensor(np.arange(6, dtype=np.int32).reshape(2, 3), layout="HW")
+>>> t.shape, t.dtype, t.layout
+((2, 3), DType(kind=Kind.signed, bits=32, exponent_bits=None, significand_bits=None), 'HW')
+>>> np.shares_memory(np.asarray(t), np.asarray(t[1:]))
+True
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from headrace._core import dtype as _dt
+from headrace._core import indexing as _ix
+from headrace._core import storage as _st
+from headrace._core.device import CPU, Device
+from headrace._core.device import device as _to_device
+from headrace._core.errors import InvalidArgumentError
+from headrace._core.operators import ArithmeticMixin
+
+if TYPE_CHECKING:
+    from headrace._core.batch import Batch
+    from headrace._exec.invocation import Invocation
+
+
+class Tensor(ArithmeticMixin):
+    """A single sample (an n-dimensional array) with a dtype, a layout and a device.
+
+    Use :func:`tensor` (copies) or :func:`as_tensor` (wraps) to create one.
+    """
+
+    __slots__ = ("__weakref__", "_data", "_device", "_dtype", "_external", "_layout", "_src")
+
+    def __init__(
+        self,
+        data: Any = None,
+        dtype: Any = None,
+        device: Any = None,
+        layout: str | None = None,
+        batch: Any = None,
+        index_in_batch: int | None = None,
+        invocation_result: Any = None,
+        copy: bool = False,
+    ) -> None:
+        self._src: tuple[Invocation, int, int] | None = None
+        self._external = False
+        if batch is not None:
+            t = batch.select(index_in_batch or 0)
+            self._set_from(t._resolved_data(), t.dtype, t.layout, t.device)
+            return
+        if invocation_result is not None:
+            inv, out_idx, sample_idx, meta_dtype, meta_layout, dev = invocation_result
+            self._src = (inv, out_idx, sample_idx)
+            self._data = None
+            self._dtype = meta_dtype
+            self._layout = meta_layout
+            self._device = dev
+            return
+        want_dtype = _dt.dtype(dtype) if dtype is not None else None
+        want_device = _to_device(device)
+        if isinstance(data, Tensor):
+            arr = data._resolved_data()
+            src_dtype, src_layout = data._dtype, data._layout
+            copied = False
+            self._external = data._external
+        elif data is None:
+            raise InvalidArgumentError("Tensor: data is required.")
+        else:
+            from headrace._core.batch import Batch
+
+            if isinstance(data, Batch):
+                raise InvalidArgumentError(
+                    "Use ndd.as_tensor(batch, pad=...) to convert a Batch to a Tensor."
+                )
+            if want_dtype is not None and _dt.DType.Kind.enum is want_dtype.kind:
+                arr = _st.python_to_numpy(data, want_dtype)
+                copied = True
+            else:
+                arr, copied = _st.import_data(data, None)
+            src_dtype = _enum_or(data, arr)
+            src_layout = None
+            self._external = not copied
+        if want_device is not None and want_device != _device_of(arr):
+            arr = _st.move(arr, want_device, src_dtype)
+            copied = True
+        if want_dtype is not None and want_dtype != src_dtype:
+            if want_dtype.kind is not _dt.DType.Kind.enum:
+                arr = _st.cast(arr, want_dtype)
+                copied = True
+            src_dtype = want_dtype
+        if copy and not copied:
+            arr = _st.copy_array(arr)
+            copied = True
+        if copied:
+            self._external = False
+        lay = layout if layout is not None else src_layout
+        self._set_from(arr, src_dtype, _st.check_layout(lay, arr.ndim), _device_of(arr))
+
+    def _set_from(self, arr: Any, dtype: _dt.DType, layout: str | None, dev: Device) -> None:
+        self._data = arr
+        self._dtype = dtype
+        self._layout = layout
+        self._device = dev
+
+    @classmethod
+    def _wrap(
+        cls, arr: Any, dtype: _dt.DType, layout: str | None, dev: Device, external: bool = False
+    ) -> Tensor:
+        """Fast internal constructor from storage (no checks)."""
+        t = cls.__new__(cls)
+        t._data = arr
+        t._dtype = dtype
+        t._layout = layout
+        t._device = dev
+        t._src = None
+        t._external = external
+        return t
+
+    # --- lazy evaluation -------------------------------------------------------------------
+    def _resolved_data(self) -> Any:
+        if self._data is None:
+            self._resolve()
+        return self._data
+
+    def _resolve(self) -> None:
+        src = self._src
+        if src is None:
+            return
+        inv, out_idx, sample_idx = src
+        out = inv.wait()[out_idx]
+        self._data = out._samples[sample_idx]
+        self._dtype = out._dtype
+        self._layout = out._layout
+        self._src = None
+
+    @property
+    def _is_lazy(self) -> bool:
+        return self._data is None
+
+    def evaluate(self) -> Tensor:
+        """Run the pending computation (a no-op for concrete data); returns ``self``."""
+        if self._data is None:
+            self._resolve()
+        return self
+
+    # --- properties ------------------------------------------------------------------------
+    @property
+    def device(self) -> Device:
+        """Where the data lives (known without evaluating)."""
+        return self._device
+
+    @property
+    def dtype(self) -> _dt.DType:
+        """Element type."""
+        if self._dtype is None:
+            self._resolve()
+        return self._dtype
+
+    @property
+    def layout(self) -> str | None:
+        """Layout string such as ``"HWC"``, or None."""
+        if self._data is None and self._src is not None:
+            self._resolve()
+        return self._layout
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape (``()`` for scalars)."""
+        return tuple(self._resolved_data().shape)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self._resolved_data().ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements (1 for a scalar)."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.bytes
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of data."""
+        return self.size * self.dtype.bytes
+
+    # --- conversions -------------------------------------------------------------------------
+    def item(self) -> Any:
+        """The single element as a Python scalar."""
+        arr = self._resolved_data()
+        n = self.size
+        if n != 1:
+            raise ValueError(f"Tensor has {n} elements, expected 1")
+        return arr.reshape(()).item()
+
+    def cpu(self) -> Tensor:
+        """This tensor on the CPU (``self`` when already there)."""
+        return self.to_device(CPU)
+
+    def gpu(self, index: int | None = None) -> Tensor:
+        """This tensor on a GPU (``self`` when already there)."""
+        return self.to_device(Device("gpu", index))
+
+    def to_device(self, device: Any, force_copy: bool = False) -> Tensor:
+        """This tensor on ``device``; ``self`` when already there unless ``force_copy``."""
+        dev = _to_device(device)
+        assert dev is not None
+        if dev == self._device and not force_copy:
+            return self
+        from headrace.ops.misc import copy as _copy_op
+
+        return _copy_op(self, device=dev)
+
+    def torch(self, copy: bool = False) -> Any:
+        """A ``torch.Tensor`` on the same device, sharing memory unless ``copy=True``.
+
+        Examples
+        --------
+        >>> import headrace as ndd
+        >>> ndd.tensor([1, 2]).torch().tolist()
+        [1, 2]
+        """
+        arr = self._resolved_data()
+        t = _st.numpy_to_torch(arr, self._dtype) if isinstance(arr, np.ndarray) else arr
+        return t.clone() if copy else t
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if self._device.device_type != "cpu":
+            raise TypeError("This is not a CPU tensor. Use `.cpu()` to get a CPU copy first.")
+        arr = self._resolved_data()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        if copy:
+            return arr.copy()
+        return arr
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if self._device.device_type != "gpu":
+            raise AttributeError("__cuda_array_interface__ is only available for GPU tensors.")
+        arr = self._resolved_data()
+        try:
+            return arr.__cuda_array_interface__  # type: ignore[no-any-return]
+        except (AttributeError, RuntimeError) as e:
+            raise AttributeError(
+                f"__cuda_array_interface__ is unavailable for this GPU tensor ({e})."
+            ) from None
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        arr = self._resolved_data()
+        if isinstance(arr, np.ndarray):
+            if not arr.flags.writeable:
+                arr = arr.copy()
+            return arr.__dlpack__(**({"stream": stream} if stream is not None else {}), **kwargs)
+        if stream is None:
+            return arr.__dlpack__(**kwargs)
+        return arr.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        arr = self._resolved_data()
+        return arr.__dlpack_device__()  # type: ignore[no-any-return]
+
+    # --- indexing ------------------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> Tensor:
+        idx = _ix.normalize(index)
+        if _ix.is_identity(idx):
+            if sum(1 for c in idx if c is not Ellipsis) > self.ndim:
+                _ix.expand(idx, self.ndim)
+            return self
+        arr = self._resolved_data()
+        full = _ix.expand(idx, arr.ndim)
+        _ix.check_bounds(full, tuple(arr.shape))
+        out = _ix.apply(arr, full)
+        return Tensor._wrap(
+            out, self._dtype, _ix.result_layout(full, self._layout), self._device, self._external
+        )
+
+    def __iter__(self) -> Any:
+        arr = self._resolved_data()
+        if arr.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        for i in range(arr.shape[0]):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("The truth value of a tensor with more than one element is ambiguous.")
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __index__(self) -> int:
+        if not self.dtype.is_integer:
+            raise TypeError("Only integer tensors can be used as an index.")
+        return int(self.item())
+
+    def __repr__(self) -> str:
+        arr = self._resolved_data()
+        body = np.array2string(
+            np.asarray(arr.cpu() if not isinstance(arr, np.ndarray) else arr),
+            separator=", ",
+            prefix="    ",
+        )
+        parts = [f"    {body}", f"    dtype={self.dtype}"]
+        if self._layout:
+            parts.append(f'    layout="{self._layout}"')
+        parts.append(f'    device="{self._device}"')
+        parts.append(f"    shape={self.shape}")
+        return "Tensor(\n" + ",\n".join(parts) + ")"
+
+
+def _device_of(arr: Any) -> Device:
+    """CPU storage is always numpy; torch storage is always a GPU (CPU tensors in fake mode)."""
+    if isinstance(arr, np.ndarray):
+        return CPU
+    return _st.gpu_device_of_torch(arr)
+
+
+def _enum_or(data: Any, arr: Any) -> _dt.DType:
+    e = _st.enum_dtype_of(data) if isinstance(data, (list, tuple, int)) else None
+    return e if e is not None else _st.dtype_of(arr)
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None, layout: str | None = None) -> Tensor:
+    """Create a Tensor holding an independent copy of ``data``.
+
+    Parameters
+    ----------
+    data : array-like, Tensor, torch tensor, DLPack object, list or scalar
+        The values. Python ints become int32 and floats float32; arrays keep their dtype.
+    dtype : DType or dtype-like, optional
+        Element type to convert to.
+    device : str or Device, optional
+        ``"cpu"`` or ``"gpu"``; default: where ``data`` lives.
+    layout : str, optional
+        Layout such as ``"HWC"``; its length must equal the number of dimensions.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.tensor([[1, 2], [3, 4]]).dtype is ndd.int32
+    True
+    """
+    t = Tensor(data, dtype=dtype, device=device, layout=layout, copy=True)
+    _maybe_sync(t)
+    return t
+
+
+def as_tensor(
+    data: Any,
+    dtype: Any = None,
+    device: Any = None,
+    layout: str | None = None,
+    pad: bool = False,
+) -> Tensor:
+    """Wrap ``data`` as a Tensor without copying when possible.
+
+    A :class:`Batch` becomes one tensor with a leading sample dimension; ragged batches need
+    ``pad=True`` (zero padding to the largest shape).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> a = np.zeros((2, 2), np.float32)
+    >>> np.shares_memory(np.asarray(ndd.as_tensor(a)), a)
+    True
+    """
+    from headrace._core.batch import Batch
+
+    if isinstance(data, Batch):
+        from headrace._core.batch import batch_to_tensor
+
+        t = batch_to_tensor(data, pad=pad, device=device)
+        if dtype is not None or layout is not None:
+            t = Tensor(t, dtype=dtype, layout=layout)
+        return t
+    if isinstance(data, Tensor) and dtype is None and device is None and layout is None:
+        return data
+    if type(data).__name__ == "_InvariantProxy":
+        from headrace.capture import _unwrap
+
+        data = _unwrap(data)
+    t = Tensor(data, dtype=dtype, device=device, layout=layout)
+    _maybe_sync(t)
+    return t
+
+
+def _maybe_sync(t: Tensor | Batch) -> None:
+    from headrace._exec.eval_mode import EvalMode
+
+    if EvalMode.current().value >= 2:
+        t.evaluate()
+
+
+__all__ = ["Tensor", "as_tensor", "tensor"]

@@ -1,0 +1,64 @@
+"""Call-site capture and synthetic tracebacks that end at the user's line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+import types
+from typing import Any
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_internal_cache: dict[Any, bool] = {}
+_MAX_DEPTH = 24
+
+CallSite = tuple[tuple[types.FrameType, int], ...]
+
+
+def _is_internal(code: types.CodeType) -> bool:
+    r = _internal_cache.get(code)
+    if r is None:
+        fn = code.co_filename
+        r = _internal_cache[code] = fn.startswith(_PKG_DIR) or fn.startswith("<frozen")
+    return r
+
+
+def capture(skip: int = 1) -> CallSite:
+    """The user's frames (innermost first) with their current line numbers."""
+    f: types.FrameType | None = sys._getframe(skip)
+    while f is not None and _is_internal(f.f_code):
+        f = f.f_back
+    out = []
+    while f is not None and len(out) < _MAX_DEPTH:
+        out.append((f, f.f_lineno))
+        f = f.f_back
+    return tuple(out)
+
+
+def first_user_frame() -> types.FrameType | None:
+    """The innermost frame outside the headrace package."""
+    f: types.FrameType | None = sys._getframe(1)
+    while f is not None and _is_internal(f.f_code):
+        f = f.f_back
+    return f
+
+
+def make_traceback(site: CallSite) -> types.TracebackType | None:
+    """A traceback running from the outermost captured frame down to the user's call line."""
+    tb = None
+    for frame, lineno in site:  # innermost first: build inward-pointing chain
+        tb = types.TracebackType(tb, frame, frame.f_lasti if frame.f_lasti >= 0 else 0, lineno)
+    return tb
+
+
+def describe(site: CallSite) -> str:
+    """``file:line`` of the user's call."""
+    if not site:
+        return "<unknown>"
+    frame, lineno = site[0]
+    return f"{frame.f_code.co_filename}:{lineno}"
+
+
+def format_inner(exc: BaseException) -> str:
+    """The library-internal traceback of ``exc`` as text (for a note on the cause)."""
+    return "".join(traceback.format_tb(exc.__traceback__))

@@ -1,0 +1,404 @@
+"""``EvalContext``: device, worker thread pool, background executor and stream of a thread's calls.
+
+Examples
+--------
+>>> import headrace as ndd
+>>> ctx = ndd.EvalContext.current()
+>>> ctx is ndd.EvalContext.default()
+True
+>>> ctx.num_threads >= 1
+True
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from headrace._core.device import CPU, Device
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._exec.invocation import Invocation
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# --- thread count ----------------------------------------------------------------------------
+_num_threads: int | None = None
+_num_threads_version = 0
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def get_num_threads() -> int:
+    """Worker threads for CPU operators: ``set_num_threads`` value, else ``DALI_NUM_THREADS``,
+    else the number of CPUs this process may use.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.get_num_threads() >= 1
+    True
+    """
+    if _num_threads is not None:
+        return _num_threads
+    env = os.environ.get("HEADRACE_NUM_THREADS") or os.environ.get("DALI_NUM_THREADS")
+    if env:
+        try:
+            n = int(env)
+            if n > 0:
+                return n
+        except ValueError:
+            pass
+    return _cpu_count()
+
+
+def set_num_threads(n: int | None) -> None:
+    """Set the number of worker threads for CPU operators (``None`` restores the default).
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.set_num_threads(2); ndd.get_num_threads()
+    2
+    >>> ndd.set_num_threads(None)
+    """
+    global _num_threads, _num_threads_version
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise InvalidTypeError(f"set_num_threads: expected an int (got {type(n).__name__}).")
+        if n <= 0:
+            raise InvalidArgumentError(f"set_num_threads: the count must be positive (got {n}).")
+        if n > 100 * _cpu_count():
+            raise InvalidArgumentError(
+                f"set_num_threads: {n} threads is more than 100x the CPU count ({_cpu_count()})."
+            )
+    _num_threads = n
+    _num_threads_version += 1
+
+
+class ThreadPool:
+    """A pool of worker threads for per-sample work; the calling thread works too.
+
+    Parameters
+    ----------
+    num_threads : int, optional
+        Number of threads working on a call, the caller included (default: ``get_num_threads()``).
+    device_id : int, optional
+        GPU the pool's work is bound to (None on CPU-only machines).
+
+    Examples
+    --------
+    >>> pool = ThreadPool(2)
+    >>> pool.map(lambda x: x * x, [1, 2, 3])
+    [1, 4, 9]
+    """
+
+    def __init__(self, num_threads: int | None = None, *, device_id: int | None = None) -> None:
+        self.num_threads = num_threads if num_threads is not None else get_num_threads()
+        self.device_id = device_id
+        self._queue: collections.deque[Callable[[], None]] = collections.deque()
+        self._cv = threading.Condition(threading.Lock())
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+
+    def _ensure_threads(self) -> None:
+        want = self.num_threads - 1
+        while len(self._threads) < want:
+            t = threading.Thread(
+                target=_pool_worker,
+                args=(weakref.ref(self), self._queue, self._cv),
+                name=f"headrace-pool-{len(self._threads)}",
+                daemon=True,
+            )
+            t.start()
+            self._threads.append(t)
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """``[fn(x) for x in items]``, spread over the pool; the first error is raised."""
+        n = len(items)
+        workers = min(self.num_threads, n)
+        if workers <= 1 or self._closed:
+            return [fn(x) for x in items]
+        self._ensure_threads()
+        out: list[Any] = [None] * n
+        counter = itertools.count()
+        errors: list[tuple[int, BaseException]] = []
+        remaining = [workers]
+        done = threading.Event()
+        lock = threading.Lock()
+
+        def work() -> None:
+            try:
+                while True:
+                    i = next(counter)
+                    if i >= n or errors:
+                        break
+                    try:
+                        out[i] = fn(items[i])
+                    except BaseException as e:
+                        errors.append((i, e))
+                        break
+            finally:
+                with lock:
+                    remaining[0] -= 1
+                    if remaining[0] == 0:
+                        done.set()
+
+        with self._cv:
+            for _ in range(workers - 1):
+                self._queue.append(work)
+            self._cv.notify(workers - 1)
+        work()
+        done.wait()
+        if errors:
+            raise min(errors, key=lambda p: p[0])[1]
+        return out
+
+    def close(self) -> None:
+        """Stop the worker threads."""
+        self._closed = True
+        with self._cv:
+            self._cv.notify_all()
+
+
+def _pool_worker(pool_ref: Any, queue: collections.deque, cv: threading.Condition) -> None:
+    while True:
+        with cv:
+            while not queue:
+                pool = pool_ref()
+                if pool is None or pool._closed:
+                    return
+                del pool
+                cv.wait(timeout=5.0)
+            job = queue.popleft()
+        job()
+
+
+class _Executor:
+    """One background thread running eager invocations in submission order."""
+
+    def __init__(self) -> None:
+        self._queue: collections.deque[Invocation] = collections.deque()
+        self._cv = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+        self._idle = True
+
+    def submit(self, inv: Invocation) -> None:
+        self._queue.append(inv)
+        if self._idle:
+            with self._cv:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(
+                        target=self._loop, name="headrace-executor", daemon=True
+                    )
+                    self._thread.start()
+                self._cv.notify()
+
+    def _loop(self) -> None:
+        q = self._queue
+        while True:
+            try:
+                inv = q.popleft()
+            except IndexError:
+                with self._cv:
+                    if q:
+                        continue
+                    self._idle = True
+                    if not self._cv.wait(timeout=10.0) and not q:
+                        self._thread = None
+                        return
+                    self._idle = False
+                continue
+            self._idle = False
+            inv.try_run()
+
+    def drain(self) -> None:
+        """Run everything queued (in the calling thread where not started)."""
+        while self._queue:
+            try:
+                inv = self._queue.popleft()
+            except IndexError:
+                break
+            inv.try_run()
+
+
+class EvalContext:
+    """Device, thread pool, background executor and CUDA stream used by operator calls.
+
+    Parameters
+    ----------
+    num_threads : int, optional
+        Worker threads for CPU operators (default: follows ``get_num_threads()``).
+    device_id : int, optional
+        GPU used by the context (default: the current device; None without a GPU).
+    cuda_stream : object, optional
+        A stream for GPU work.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> with ndd.EvalContext(num_threads=1) as ctx:
+    ...     ctx.num_threads
+    1
+    """
+
+    def __init__(
+        self,
+        *,
+        num_threads: int | None = None,
+        device_id: int | None = None,
+        cuda_stream: Any = None,
+    ) -> None:
+        if num_threads is not None and (not isinstance(num_threads, int) or num_threads <= 0):
+            raise InvalidArgumentError(
+                f"EvalContext: num_threads must be a positive int (got {num_threads!r})."
+            )
+        self._num_threads = num_threads
+        if device_id is None and Device.gpu_count():
+            device_id = Device.default_device_id("gpu")
+        self._device_id = device_id
+        self._cuda_stream = cuda_stream
+        self._pool: ThreadPool | None = None
+        self._pool_version = -1
+        self._executor = _Executor()
+        self._pending_deferred: list[Any] = []
+        self._active_thread: int | None = None
+        self._enter_count = 0
+        self._checkpoint: Any = None
+        self._prev_device: list[Device] = []
+
+    # --- properties --------------------------------------------------------------------
+    @property
+    def device_id(self) -> int | None:
+        """The GPU of this context, or None on CPU-only machines."""
+        return self._device_id
+
+    @property
+    def num_threads(self) -> int:
+        """Threads used for per-sample CPU work."""
+        return self._num_threads if self._num_threads is not None else get_num_threads()
+
+    @property
+    def cuda_stream(self) -> Any:
+        """The CUDA stream of this context (None on CPU-only machines)."""
+        return self._cuda_stream
+
+    @property
+    def device(self) -> Device:
+        """The GPU device of this context, or the CPU."""
+        return Device("gpu", self._device_id) if self._device_id is not None else CPU
+
+    @property
+    def checkpoint(self) -> Any:
+        """The :class:`~headrace.checkpoint.Checkpoint` bound to this context (created lazily)."""
+        if self._checkpoint is None:
+            from headrace.checkpoint import Checkpoint
+
+            self._checkpoint = Checkpoint()
+        return self._checkpoint
+
+    @property
+    def thread_pool(self) -> ThreadPool:
+        """The worker pool (rebuilt when ``set_num_threads`` changes the count)."""
+        pool = self._pool
+        if pool is None or (
+            self._num_threads is None and self._pool_version != _num_threads_version
+        ):
+            if pool is not None:
+                pool.close()
+            pool = self._pool = ThreadPool(self.num_threads, device_id=self._device_id)
+            self._pool_version = _num_threads_version
+        return pool
+
+    def parallel_map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """Apply ``fn`` to every item on the worker pool."""
+        if len(items) <= 1:
+            return [fn(x) for x in items]
+        return self.thread_pool.map(fn, items)
+
+    # --- execution ---------------------------------------------------------------------
+    def submit(self, inv: Invocation) -> None:
+        """Queue an eager invocation on the background executor."""
+        self._executor.submit(inv)
+
+    def defer(self, result: Any) -> None:
+        """Remember a deferred result so leaving the context evaluates it."""
+        if self._enter_count:
+            self._pending_deferred.append(weakref.ref(result))
+
+    def evaluate_all(self) -> None:
+        """Evaluate every pending call of this context."""
+        pending, self._pending_deferred = self._pending_deferred, []
+        for ref in pending:
+            r = ref()
+            if r is not None:
+                r.evaluate()
+        self._executor.drain()
+
+    # --- context management --------------------------------------------------------------
+    def __enter__(self) -> EvalContext:
+        me = threading.get_ident()
+        if self._active_thread not in (None, me):
+            raise RuntimeError(
+                "This EvalContext is already active in another thread. Create one EvalContext "
+                "per thread."
+            )
+        self._active_thread = me
+        self._enter_count += 1
+        _ctx_stack().append(self)
+        dev = self.device
+        dev.__enter__()
+        self._prev_device.append(dev)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if exc[0] is None:
+                self.evaluate_all()
+        finally:
+            self._prev_device.pop().__exit__(None, None, None)
+            _ctx_stack().pop()
+            self._enter_count -= 1
+            if self._enter_count == 0:
+                self._active_thread = None
+
+    @staticmethod
+    def current() -> EvalContext:
+        """The innermost context entered in this thread, else :meth:`default`."""
+        s = getattr(_local, "stack", None)
+        if s:
+            return s[-1]
+        return EvalContext.default()
+
+    @staticmethod
+    def default() -> EvalContext:
+        """This thread's default context for the current device."""
+        d = getattr(_local, "defaults", None)
+        if d is None:
+            d = _local.defaults = {}
+        dev = Device.current()
+        key = dev.device_id
+        ctx = d.get(key)
+        if ctx is None:
+            ctx = d[key] = EvalContext(device_id=key)
+        return ctx
+
+
+_local = threading.local()
+
+
+def _ctx_stack() -> list[EvalContext]:
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s

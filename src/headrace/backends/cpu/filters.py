@@ -1,0 +1,405 @@
+"""CPU blur, noise, mask and displacement kernels (numpy/OpenCV).
+
+Plans and samplers come from :mod:`headrace.ops._filter_params`. Against DALI 2.4 (CPU):
+
+* ``gaussian_blur``: uint8 max abs diff 1 (rare rounding ties), float32 within 5e-5 on 0..255.
+* ``grid_mask``: exact. ``water``/``sphere`` with NN: exact up to float ties; linear: max abs
+  diff 1 on uint8 (OpenCV's 1/32-pixel positions).
+* noise ops and ``jitter``: same distributions as DALI, not the same draws; the noise is a
+  deterministic function of the plan's ``seed`` (numpy PCG64), shared with the torch kernels.
+
+Examples
+--------
+>>> import numpy as np
+>>> from headrace.ops._filter_params import gaussian_blur_params
+>>> img = np.full((8, 8, 3), 50, np.uint8)
+>>> plan = gaussian_blur_params(img.shape, "HWC", img.dtype, sigma=1.5)
+>>> bool(np.all(gaussian_blur(img, "HWC", **plan.kwargs) == 50))
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from headrace.backends.cpu.color import to_dtype
+
+_F32 = np.float32
+
+# ---------------------------------------------------------------------------- gaussian blur
+
+
+def _conv_axis(v: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
+    """Correlate float32 ``v`` with ``w`` along ``axis`` (reflect-101 borders)."""
+    r = (w.size - 1) // 2
+    if r == 0:
+        return v * w[0]
+    pad = [(0, 0)] * v.ndim
+    pad[axis] = (r, r)
+    if v.shape[axis] == 1:
+        p = np.repeat(v, 2 * r + 1, axis=axis)  # a single sample mirrors onto itself
+    else:
+        p = np.pad(v, pad, mode="reflect")
+    n = v.shape[axis]
+    out = np.take(p, range(0, n), axis=axis) * w[0]
+    for k in range(1, w.size):
+        out += np.take(p, range(k, k + n), axis=axis) * w[k]
+    return out
+
+
+def _cv2_hw_ok(shape: Sequence[int], axes: tuple[int, ...], layout: str | None, windows) -> bool:
+    """Whether the last two blurred axes are H, W followed by at most a channel axis."""
+    if len(axes) < 2:
+        return False
+    h, w = axes[-2], axes[-1]
+    trailing = len(shape) - 1 - w
+    if w != h + 1 or trailing > 1 or (trailing == 1 and shape[-1] > 512):
+        return False
+    if trailing == 1 and layout and layout[-1] != "C":
+        return False
+    return windows[-2].size // 2 < shape[h] and windows[-1].size // 2 < shape[w]
+
+
+def gaussian_blur(
+    x: np.ndarray,
+    layout: str | None,
+    *,
+    windows: Sequence[np.ndarray],
+    axes: tuple[int, ...],
+    dtype: np.dtype,
+) -> np.ndarray:
+    """Separable Gaussian blur along ``axes`` with one 1-D window per axis.
+
+    Examples
+    --------
+    >>> x = np.zeros((1, 5), np.float32); x[0, 2] = 1
+    >>> w = np.array([0.25, 0.5, 0.25], np.float32)
+    >>> gaussian_blur(x, "HW", windows=[np.ones(1, np.float32), w], axes=(0, 1),
+    ...               dtype=np.dtype("float32"))[0].tolist()
+    [0.0, 0.25, 0.5, 0.25, 0.0]
+    """
+    v = x.astype(_F32)
+    done = set()
+    if x.size and _cv2_hw_ok(x.shape, axes, layout, windows):
+        h_ax, w_ax = axes[-2], axes[-1]
+        kx, ky = windows[-1], windows[-2]
+        lead = v.shape[:h_ax]
+        imgs = v.reshape(-1, *v.shape[h_ax:])
+        for i in range(imgs.shape[0]):
+            imgs[i] = cv2.sepFilter2D(
+                imgs[i], cv2.CV_32F, kx, ky, borderType=cv2.BORDER_REFLECT_101
+            ).reshape(imgs[i].shape)
+        v = imgs.reshape(*lead, *v.shape[h_ax:])
+        done = {h_ax, w_ax}
+    for ax, w in zip(axes, windows):
+        if ax not in done and x.size:
+            v = _conv_axis(v, w, ax)
+    return to_dtype(v, dtype)
+
+
+# ------------------------------------------------------------------------------- noise
+
+
+def noise_generator(seed: int) -> np.random.Generator:
+    """The numpy generator that expands a sampler's ``seed`` (shared with the torch kernels).
+
+    Examples
+    --------
+    >>> float(noise_generator(1).random()) == float(noise_generator(1).random())
+    True
+    """
+    return np.random.Generator(np.random.PCG64(seed))
+
+
+def gaussian_field(seed: int, shape: Sequence[int], mean: float, stddev: float) -> np.ndarray:
+    """The float32 noise that ``noise.gaussian`` adds for ``seed``.
+
+    Examples
+    --------
+    >>> gaussian_field(3, (2,), 0.0, 0.0).tolist()
+    [0.0, 0.0]
+    """
+    n = noise_generator(seed).standard_normal(tuple(shape), dtype=_F32)
+    n *= _F32(stddev)
+    n += _F32(mean)
+    return n
+
+
+def noise_gaussian(
+    x: np.ndarray, layout: str | None, *, seed: int, mean: float, stddev: float
+) -> np.ndarray:
+    """``x + N(mean, stddev)``, rounded and saturated to ``x.dtype``.
+
+    Examples
+    --------
+    >>> x = np.full(4, 10, np.uint8)
+    >>> noise_gaussian(x, None, seed=0, mean=2.0, stddev=0.0).tolist()
+    [12, 12, 12, 12]
+    """
+    v = gaussian_field(seed, x.shape, mean, stddev)
+    v += x
+    return to_dtype(v, x.dtype)
+
+
+def salt_pepper_masks(
+    seed: int, shape: Sequence[int], prob: float, salt_vs_pepper: float, channel_axis: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean (salt, pepper) masks, broadcastable to ``shape``.
+
+    Examples
+    --------
+    >>> s, p = salt_pepper_masks(0, (3, 4, 3), 1.0, 1.0, 2)
+    >>> s.shape, bool(s.all()), bool(p.any())
+    ((3, 4, 1), True, False)
+    """
+    draw_shape = list(shape)
+    if channel_axis is not None:
+        draw_shape[channel_axis] = 1
+    u = noise_generator(seed).random((2, *draw_shape), dtype=_F32)
+    hit = u[0] < prob
+    salt = hit & (u[1] < salt_vs_pepper)
+    return salt, hit & ~salt
+
+
+def noise_salt_and_pepper(
+    x: np.ndarray,
+    layout: str | None,
+    *,
+    seed: int,
+    prob: float,
+    salt_vs_pepper: float,
+    salt,
+    pepper,
+    channel_axis: int | None,
+) -> np.ndarray:
+    """Replace a ``prob`` fraction of pixels (or values) with ``salt`` or ``pepper``.
+
+    Examples
+    --------
+    >>> x = np.full((2, 2, 3), 9, np.uint8)
+    >>> noise_salt_and_pepper(x, "HWC", seed=0, prob=1.0, salt_vs_pepper=1.0, salt=255,
+    ...                       pepper=0, channel_axis=2).max()
+    np.uint8(255)
+    """
+    s, p = salt_pepper_masks(seed, x.shape, prob, salt_vs_pepper, channel_axis)
+    out = x.copy()
+    np.copyto(out, np.asarray(salt, x.dtype), where=s)
+    np.copyto(out, np.asarray(pepper, x.dtype), where=p)
+    return out
+
+
+def shot_field(seed: int, x: np.ndarray, factor: float) -> np.ndarray:
+    """``Poisson(max(0, x / factor)) * factor`` as float32 (``x`` itself when factor is 0).
+
+    Examples
+    --------
+    >>> shot_field(0, np.zeros(3, np.uint8), 10.0).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    if factor == 0:
+        return x.astype(_F32)
+    lam = np.maximum(x.astype(np.float64) / factor, 0.0)
+    return (noise_generator(seed).poisson(lam) * factor).astype(_F32)
+
+
+def noise_shot(x: np.ndarray, layout: str | None, *, seed: int, factor: float) -> np.ndarray:
+    """Shot (Poisson) noise: each event adds ``factor``; ``x`` holds the expected values.
+
+    Examples
+    --------
+    >>> noise_shot(np.full(3, 7, np.uint8), None, seed=1, factor=0.0).tolist()
+    [7, 7, 7]
+    """
+    return to_dtype(shot_field(seed, x, factor), x.dtype)
+
+
+def jitter_offsets(seed: int, shape: Sequence[int], n_degree: int) -> tuple[np.ndarray, ...]:
+    """Integer (dy, dx) offsets per pixel component for ``jitter``.
+
+    Examples
+    --------
+    >>> dy, dx = jitter_offsets(0, (5, 5, 3), 2)
+    >>> int(dy.min()) >= -1 and int(dx.max()) <= 1
+    True
+    """
+    lo = -(n_degree >> 1)
+    d = noise_generator(seed).integers(lo, lo + n_degree + 1, (2, *shape), dtype=np.int32)
+    return d[0], d[1]
+
+
+def jitter_indices(seed: int, shape: Sequence[int], n_degree: int) -> np.ndarray:
+    """Flat source indices (H*W*C) of every output component of ``jitter``.
+
+    Examples
+    --------
+    >>> jitter_indices(0, (2, 2, 1), 0).tolist()
+    [0, 1, 2, 3]
+    """
+    h, w, c = shape
+    dy, dx = jitter_offsets(seed, shape, n_degree)
+    ys = np.clip(np.arange(h, dtype=np.int64)[:, None, None] + dy, 0, h - 1)
+    xs = np.clip(np.arange(w, dtype=np.int64)[None, :, None] + dx, 0, w - 1)
+    cs = np.arange(c, dtype=np.int64)[None, None, :]
+    return ((ys * w + xs) * c + cs).ravel()
+
+
+def jitter(x: np.ndarray, layout: str | None, *, seed: int, n_degree: int) -> np.ndarray:
+    """Move every pixel component by a random integer offset (clamped to the image).
+
+    Examples
+    --------
+    >>> x = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
+    >>> bool(np.array_equal(jitter(x, "HWC", seed=0, n_degree=0), x))
+    True
+    """
+    idx = jitter_indices(seed, x.shape, n_degree)
+    return np.ascontiguousarray(x).ravel()[idx].reshape(x.shape)
+
+
+# ------------------------------------------------------------------------------ grid mask
+
+
+def grid_keep_mask(
+    h: int, w: int, *, tile: int, ratio: float, angle: float, shift_x: float, shift_y: float
+) -> np.ndarray:
+    """Boolean (h, w) mask of the pixels ``grid_mask`` keeps (float32 math, as DALI).
+
+    Examples
+    --------
+    >>> grid_keep_mask(1, 4, tile=2, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0).tolist()
+    [[False, True, False, True]]
+    """
+    ca = _F32(math.cos(angle)) / _F32(tile)
+    sa = _F32(math.sin(angle)) / _F32(tile)
+    sx, sy = _F32(shift_x) / _F32(tile), _F32(shift_y) / _F32(tile)
+    ys = np.arange(h, dtype=_F32)[:, None]
+    xs = np.arange(w, dtype=_F32)[None, :]
+    fx = (-sx + ys * -sa) + xs * ca
+    fy = (-sy + ys * ca) + xs * sa
+    r = _F32(ratio)
+    return ((fx - np.floor(fx)) >= r) | ((fy - np.floor(fy)) >= r)
+
+
+def grid_mask(x: np.ndarray, layout: str | None, **params) -> np.ndarray:
+    """Zero the grid squares of ``grid_mask`` in an HWC or HW image.
+
+    Examples
+    --------
+    >>> x = np.ones((1, 4, 1), np.uint8)
+    >>> grid_mask(x, "HWC", tile=2, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0)[0, :, 0]
+    array([0, 1, 0, 1], dtype=uint8)
+    """
+    keep = grid_keep_mask(x.shape[0], x.shape[1], **params)
+    if x.ndim == 3:
+        keep = keep[..., None]
+    return np.where(keep, x, np.zeros((), x.dtype))
+
+
+# ----------------------------------------------------------------------- displacement
+
+
+def water_points(h: int, w: int, wave: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Source points (x, y) of ``water`` for every output pixel (float32, DALI's formula).
+
+    Examples
+    --------
+    >>> px, py = water_points(2, 3, (0.0, 0.0, 0.1, 0.1, 0.0, 0.0))
+    >>> px.tolist()
+    [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+    """
+    ax, ay, fx, fy, phx, phy = (_F32(v) for v in wave)
+    ys = np.arange(h, dtype=_F32)[:, None]
+    xs = np.arange(w, dtype=_F32)[None, :]
+    px = xs + ax * np.sin(fx * ys + phx)
+    py = ys + ay * np.cos(fy * xs + phy)
+    return np.broadcast_to(px, (h, w)), np.broadcast_to(py, (h, w))
+
+
+def sphere_points(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """Source points (x, y) of ``sphere`` for every output pixel (float32, DALI's formula).
+
+    Examples
+    --------
+    >>> px, py = sphere_points(2, 2)
+    >>> px.shape
+    (2, 2)
+    """
+    mid_x, mid_y = _F32(w * 0.5), _F32(h * 0.5)
+    d = _F32(int(max(mid_x, mid_y)))
+    ty = np.arange(h, dtype=_F32)[:, None] + _F32(0.5) - mid_y
+    tx = np.arange(w, dtype=_F32)[None, :] + _F32(0.5) - mid_x
+    rad = np.sqrt(tx * tx + ty * ty) / d
+    return mid_x + rad * tx, mid_y + rad * ty
+
+
+def remap(
+    x: np.ndarray, px: np.ndarray, py: np.ndarray, fill_value: float, interp: str
+) -> np.ndarray:
+    """Sample HWC ``x`` at corner-convention points; outside points take ``fill_value``.
+
+    Examples
+    --------
+    >>> x = np.arange(4, dtype=np.uint8).reshape(1, 4, 1)
+    >>> px = np.array([[0.5, 3.9, 4.0, -0.1]], np.float32); py = np.full_like(px, 0.5)
+    >>> remap(x, px, py, 9.0, "nn")[0, :, 0].tolist()
+    [0, 3, 9, 9]
+    """
+    h, w = x.shape[:2]
+    if interp == "nn":
+        ix = np.floor(px).astype(np.int64)
+        iy = np.floor(py).astype(np.int64)
+        ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+        out = x[np.where(ok, iy, 0), np.where(ok, ix, 0)]
+        fill = to_dtype(np.array(fill_value, _F32), x.dtype)
+        out[~ok] = fill
+        return out
+    mx = np.ascontiguousarray(px - _F32(0.5), dtype=_F32)
+    my = np.ascontiguousarray(py - _F32(0.5), dtype=_F32)
+    fill = (float(fill_value),) * 4
+    parts = []
+    for lo in range(0, x.shape[2], 4):
+        part = np.ascontiguousarray(x[..., lo : lo + 4])
+        if part.shape[2] == 2:  # OpenCV's 2-channel path is less precise; split it
+            parts += [_remap1(part[..., i : i + 1], mx, my, fill) for i in range(2)]
+            continue
+        parts.append(_remap1(part, mx, my, fill))
+    return np.concatenate(parts, axis=2)
+
+
+def _remap1(part, mx, my, fill) -> np.ndarray:
+    h, w = mx.shape
+    out = cv2.remap(
+        part, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=fill
+    )
+    return out.reshape(h, w, part.shape[2])
+
+
+def water(
+    x: np.ndarray, layout: str | None, *, wave: Sequence[float], fill_value: float, interp: str
+) -> np.ndarray:
+    """The ``water`` displacement of an HWC image.
+
+    Examples
+    --------
+    >>> x = np.arange(6, dtype=np.uint8).reshape(2, 3, 1)
+    >>> water(x, "HWC", wave=(0, 0, 0, 0, 0, 0), fill_value=0.0, interp="nn")[..., 0].tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    px, py = water_points(x.shape[0], x.shape[1], wave)
+    return remap(x, px, py, fill_value, interp)
+
+
+def sphere(x: np.ndarray, layout: str | None, *, fill_value: float, interp: str) -> np.ndarray:
+    """The ``sphere`` displacement of an HWC image.
+
+    Examples
+    --------
+    >>> sphere(np.full((4, 4, 1), 5, np.uint8), "HWC", fill_value=0.0, interp="nn")[2, 2, 0]
+    np.uint8(5)
+    """
+    px, py = sphere_points(x.shape[0], x.shape[1])
+    return remap(x, px, py, fill_value, interp)

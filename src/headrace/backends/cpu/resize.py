@@ -1,0 +1,248 @@
+"""CPU resize kernels (numpy, Pillow, OpenCV).
+
+``resize(x, layout, *, out_size, roi_lo, roi_hi, filters, dtype=None)`` resamples the spatial
+axes of one sample. The plan comes from :func:`headrace.ops._resize_params.resize_params`.
+
+Three paths, chosen per call:
+
+* **nearest neighbour**: an index gather with DALI's exact source indices (bit-exact).
+* **Pillow** for uint8 HWC images with 1, 3 or 4 channels when every axis uses a
+  Pillow-equivalent window (triangle, Catmull-Rom cubic or Lanczos-3 whose support grows with
+  the downscale factor - DALI's antialiased filters - or the plain filter when upscaling) and the
+  ROI lies inside the image. Pillow stores the intermediate pass as uint8 and uses 22-bit
+  fixed-point weights; the image is edge-padded so borders match DALI's clamping. Used for
+  cubic/Lanczos only when every axis shrinks (Pillow clips the intermediate overshoot).
+  Measured against DALI 2.4: max abs diff 1, mean abs diff 0.1-0.2.
+* **OpenCV** for plain (non-antialiased or upscaling) linear resizing of uint8/float32 HWC data:
+  ``cv2.resize`` on an integral ROI (max abs diff 1, 11-bit weights), else ``cv2.warpAffine``
+  with edge replication (5-bit sub-pixel positions: max abs diff 1-2 on noisy images).
+  float32 agrees to ~1e-2 absolute on 0..255 data.
+* otherwise a separable numpy resampler with DALI's own float32 coefficients
+  (:func:`~headrace.ops._resize_params.axis_weights`): max abs diff 1 for uint8 (float
+  summation order), ~1e-5 relative for float32.
+
+Examples
+--------
+>>> import numpy as np
+>>> from headrace.ops._resize_params import resize_params
+>>> img = np.zeros((40, 60, 3), np.uint8)
+>>> plan = resize_params(img.shape, "HWC", size=[20, 30])
+>>> resize(img, "HWC", **plan.kwargs).shape
+(20, 30, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from headrace.ops._geometry_common import spatial_axes
+from headrace.ops._resize_params import AxisFilter, axis_weights, nn_indices
+
+_PIL_FILTERS = {
+    "triangular": (Image.Resampling.BILINEAR, 2.0),
+    "cubic": (Image.Resampling.BICUBIC, 4.0),
+    "lanczos3": (Image.Resampling.LANCZOS, 6.0),
+}
+_PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+
+
+def cast_round(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Convert float results to ``dtype`` with DALI's rounding (+0.5, saturate, truncate).
+
+    Examples
+    --------
+    >>> cast_round(np.array([-1.0, 2.5, 300.0], np.float32), np.dtype(np.uint8)).tolist()
+    [0, 3, 255]
+    """
+    if dtype.kind == "f":
+        return v.astype(dtype, copy=False)
+    info = np.iinfo(dtype)
+    v = v + np.float32(0.5)
+    np.clip(v, info.min, info.max, out=v)
+    return v.astype(dtype)
+
+
+def _pillow_ok(x: np.ndarray, layout: str, filters, lo, hi, out_size) -> bool:
+    if x.dtype != np.uint8 or layout not in ("HWC", "FHWC"):
+        return False
+    if x.shape[-1] not in _PIL_MODES or len(filters) != 2:
+        return False
+    kind = filters[0].kind
+    if kind not in _PIL_FILTERS or filters[1].kind != kind:
+        return False
+    base = _PIL_FILTERS[kind][1]
+    for d, f in enumerate(filters):
+        a, b = min(lo[d], hi[d]), max(lo[d], hi[d])
+        if a < 0 or b > x.shape[layout.index("HW"[d])]:
+            return False
+        ratio = (b - a) / out_size[d]
+        if abs(f.support - base * max(ratio, 1.0)) > 1e-4 * f.support:
+            return False
+        if kind != "triangular" and ratio <= 1.0:
+            return False  # Pillow clips the overshoot of its uint8 intermediate pass
+    return True
+
+
+def _pillow_resize(x: np.ndarray, layout: str, out_size, lo, hi, filters) -> np.ndarray:
+    # Pad by replicating edges so that Pillow's window sees what DALI's clamped taps see.
+    pad = [int(np.ceil(f.support / 2)) + 2 for f in filters]
+    flip = [lo[d] > hi[d] for d in range(2)]
+    box = (
+        min(lo[1], hi[1]) + pad[1],
+        min(lo[0], hi[0]) + pad[0],
+        max(lo[1], hi[1]) + pad[1],
+        max(lo[0], hi[0]) + pad[0],
+    )
+    resample = _PIL_FILTERS[filters[0].kind][0]
+    size = (int(out_size[1]), int(out_size[0]))
+
+    def one(img: np.ndarray) -> np.ndarray:
+        c = img.shape[-1]
+        padded = cv2.copyMakeBorder(img, pad[0], pad[0], pad[1], pad[1], cv2.BORDER_REPLICATE)
+        src = padded.reshape(padded.shape[0], padded.shape[1], c)
+        pil = Image.fromarray(src[..., 0] if c == 1 else src, _PIL_MODES[c])
+        res = np.asarray(pil.resize(size, resample, box=box))
+        return res[..., None] if c == 1 else res
+
+    out = np.stack([one(f) for f in x]) if layout[0] == "F" else one(x)
+    sp = spatial_axes(layout)
+    flip_axes = tuple(sp[d] for d in range(2) if flip[d])
+    return np.flip(out, flip_axes) if flip_axes else out
+
+
+def _integral_roi(lo, hi) -> bool:
+    return all(float(a).is_integer() and float(b).is_integer() and a < b for a, b in zip(lo, hi))
+
+
+def _cv2_linear(x: np.ndarray, layout: str, out_size, lo, hi) -> np.ndarray:
+    sp = spatial_axes(layout)
+    size = (int(out_size[1]), int(out_size[0]))
+    if _integral_roi(lo, hi):
+        index = [slice(None)] * x.ndim
+        for d, a in enumerate(sp):
+            index[a] = slice(int(lo[d]), int(hi[d]))
+        src = x[tuple(index)]
+
+        def one(img: np.ndarray) -> np.ndarray:
+            return cv2.resize(img, size, interpolation=cv2.INTER_LINEAR)
+
+    else:
+        src = x
+        sy = (hi[0] - lo[0]) / out_size[0]
+        sx = (hi[1] - lo[1]) / out_size[1]
+        mat = np.array(
+            [[sx, 0, lo[1] + 0.5 * sx - 0.5], [0, sy, lo[0] + 0.5 * sy - 0.5]], np.float64
+        )
+        flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+
+        def one(img: np.ndarray) -> np.ndarray:
+            return cv2.warpAffine(img, mat, size, flags=flags, borderMode=cv2.BORDER_REPLICATE)
+
+    def fix(img: np.ndarray) -> np.ndarray:
+        return one(img).reshape(size[1], size[0], img.shape[-1])
+
+    return np.stack([fix(f) for f in src]) if layout[0] == "F" else fix(src)
+
+
+def _cv2_ok(x: np.ndarray, layout: str, filters) -> bool:
+    if x.dtype not in (np.uint8, np.float32) or layout not in ("HWC", "FHWC"):
+        return False
+    if x.shape[-1] > 512:
+        return False
+    return all(f.kind == "triangular" and f.support == 2.0 for f in filters)
+
+
+def _resample_axis(
+    arr: np.ndarray, axis: int, in_len: int, out_len: int, lo: float, hi: float, f: AxisFilter
+) -> np.ndarray:
+    idx, coeffs = axis_weights(in_len, out_len, lo, hi, f)
+    bshape = [1] * arr.ndim
+    bshape[axis] = out_len
+    out: np.ndarray | None = None
+    for k in range(coeffs.shape[1]):
+        w = coeffs[:, k]
+        if not w.any():
+            continue
+        taken = np.take(arr, np.clip(idx + k, 0, in_len - 1), axis=axis)
+        taken = np.multiply(taken, w.reshape(bshape), dtype=np.float32)
+        if out is None:
+            out = taken
+        else:
+            out += taken
+    if out is None:
+        shape = list(arr.shape)
+        shape[axis] = out_len
+        out = np.zeros(shape, np.float32)
+    return out
+
+
+def _generic(x: np.ndarray, layout: str, out_size, lo, hi, filters) -> np.ndarray:
+    sp = spatial_axes(layout)
+    # Shrinking axes first: later passes then work on less data.
+    order = sorted(range(len(sp)), key=lambda d: out_size[d] / max(x.shape[sp[d]], 1))
+    arr = x
+    for d in order:
+        a = sp[d]
+        if filters[d].kind == "nn":
+            outer = d < len(sp) - 1
+            arr = np.take(arr, nn_indices(arr.shape[a], out_size[d], lo[d], hi[d], outer), axis=a)
+        else:
+            arr = _resample_axis(arr, a, arr.shape[a], out_size[d], lo[d], hi[d], filters[d])
+    return arr
+
+
+def resize(
+    x: np.ndarray,
+    layout: str,
+    *,
+    out_size: Sequence[int],
+    roi_lo: Sequence[float],
+    roi_hi: Sequence[float],
+    filters: Sequence[AxisFilter],
+    dtype: np.dtype | None = None,
+) -> np.ndarray:
+    """Resample the spatial axes of one sample (see the module docstring for accuracy).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Input sample (not modified).
+    layout : str
+        Its layout, e.g. ``"HWC"``, ``"CHW"``, ``"FHWC"``, ``"DHWC"``.
+    out_size, roi_lo, roi_hi, filters, dtype
+        From :func:`headrace.ops._resize_params.resize_params`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from headrace.ops._resize_params import AxisFilter
+    >>> x = np.arange(4, dtype=np.float32).reshape(1, 4, 1)
+    >>> lin = AxisFilter("triangular", 2.0)
+    >>> resize(x, "HWC", out_size=(1, 2), roi_lo=(0, 0), roi_hi=(1, 4),
+    ...        filters=(lin, lin)).ravel().tolist()
+    [0.5, 2.5]
+    """
+    out_dtype = x.dtype if dtype is None else np.dtype(dtype)
+    out_size = tuple(int(v) for v in out_size)
+    if any(v == 0 for v in out_size) or x.size == 0:
+        shape = list(x.shape)
+        for d, a in enumerate(spatial_axes(layout)):
+            shape[a] = out_size[d]
+        return np.zeros(shape, out_dtype)
+    if all(f.kind == "nn" for f in filters):
+        res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
+        return res.astype(out_dtype, copy=False)
+    if out_dtype == x.dtype and _cv2_ok(x, layout, filters):
+        return _cv2_linear(x, layout, out_size, roi_lo, roi_hi)
+    if out_dtype == x.dtype and _pillow_ok(x, layout, filters, roi_lo, roi_hi, out_size):
+        return _pillow_resize(x, layout, out_size, roi_lo, roi_hi, filters)
+    res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
+    return cast_round(res, out_dtype)

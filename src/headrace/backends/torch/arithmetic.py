@@ -1,0 +1,89 @@
+"""Torch function table for the element-wise arithmetic kernel (same rules as the CPU one)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from headrace._core import dtype as _dt
+from headrace.backends.cpu.arithmetic import make_kernel
+from headrace.ops.arithmetic import ARITH
+
+
+def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.is_floating_point():
+        return a / b
+    return torch.div(a, torch.where(b == 0, torch.ones_like(b), b), rounding_mode="trunc")
+
+
+def _mod(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.is_floating_point():
+        return torch.fmod(a, b)
+    return torch.fmod(a, torch.where(b == 0, torch.ones_like(b), b))
+
+
+def _pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if not a.is_floating_point() and bool((b < 0).any()):
+        return torch.trunc(torch.pow(a.double(), b.double())).to(a.dtype)
+    return torch.pow(a, b)
+
+
+TORCH_FUNCS: dict[str, Callable[..., Any]] = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "fdiv": torch.true_divide,
+    "div": _div,
+    "mod": _mod,
+    "pow": _pow,
+    "fpow": torch.pow,
+    "minus": torch.neg,
+    "bitand": torch.bitwise_and,
+    "bitor": torch.bitwise_or,
+    "bitxor": torch.bitwise_xor,
+    "bitnot": torch.bitwise_not,
+    "lshift": torch.bitwise_left_shift,
+    "rshift": torch.bitwise_right_shift,
+    "eq": torch.eq,
+    "neq": torch.ne,
+    "lt": torch.lt,
+    "leq": torch.le,
+    "gt": torch.gt,
+    "geq": torch.ge,
+    "abs": torch.abs,
+    "fabs": torch.abs,
+    "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt,
+    "cbrt": lambda a: torch.sign(a) * a.abs().pow(1 / 3),
+    "exp": torch.exp,
+    "log": torch.log,
+    "log2": torch.log2,
+    "log10": torch.log10,
+    "floor": torch.floor,
+    "ceil": torch.ceil,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "tan": torch.tan,
+    "asin": torch.asin,
+    "acos": torch.acos,
+    "atan": torch.atan,
+    "sinh": torch.sinh,
+    "cosh": torch.cosh,
+    "tanh": torch.tanh,
+    "asinh": torch.asinh,
+    "acosh": torch.acosh,
+    "atanh": torch.atanh,
+    "min": torch.minimum,
+    "max": torch.maximum,
+    "atan2": torch.atan2,
+    "clamp": lambda v, lo, hi: torch.minimum(torch.maximum(v, lo), hi),
+}
+
+
+def _cast(a: torch.Tensor, dt: _dt.DType) -> torch.Tensor:
+    return a.to(_dt.to_torch_dtype(dt))
+
+
+ARITH.kernel("gpu")(make_kernel(TORCH_FUNCS, _cast))

@@ -1,0 +1,250 @@
+"""Torch colour kernels: same names, arguments and plans as ``headrace.backends.cpu.color``.
+
+Tensors stay on their device. Arithmetic is float32 as on the CPU, so results agree with the CPU
+kernels exactly for ``brightness_contrast``, ``lookup_table`` and ``color_space_conversion``
+(except RGB->GRAY: OpenCV's fixed-point luma on the CPU vs float here, max abs diff 1), and
+within 1 (uint8) / 1e-5 relative (float32) for the matrix ops and ``normalize``.
+
+Examples
+--------
+>>> import torch
+>>> x = torch.tensor([[[0, 128, 255]]], dtype=torch.uint8)
+>>> brightness_contrast(x, "HWC", scale=0.5, offset=64.0, dtype=np.dtype("uint8")).tolist()
+[[[64, 128, 192]]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from headrace.backends.cpu import color as _cpu
+
+_NP_TO_TORCH = {
+    np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.int8): torch.int8,
+    np.dtype(np.int16): torch.int16,
+    np.dtype(np.uint16): torch.uint16,
+    np.dtype(np.int32): torch.int32,
+    np.dtype(np.uint32): torch.uint32,
+    np.dtype(np.int64): torch.int64,
+    np.dtype(np.uint64): torch.uint64,
+    np.dtype(np.float16): torch.float16,
+    np.dtype(np.float32): torch.float32,
+    np.dtype(np.float64): torch.float64,
+    np.dtype(np.bool_): torch.bool,
+}
+
+
+def torch_dtype(dtype: np.dtype) -> torch.dtype:
+    """The torch dtype of a numpy dtype.
+
+    Examples
+    --------
+    >>> torch_dtype(np.dtype("uint8"))
+    torch.uint8
+    """
+    return _NP_TO_TORCH[np.dtype(dtype)]
+
+
+def _iinfo(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def to_dtype(v: torch.Tensor, dtype: np.dtype) -> torch.Tensor:
+    """Float results to ``dtype``: round half away from zero and saturate (DALI's ConvertSat).
+
+    Examples
+    --------
+    >>> to_dtype(torch.tensor([-2.5, 0.5, 300.0]), np.dtype("int8")).tolist()
+    [-3, 1, 127]
+    """
+    dtype = np.dtype(dtype)
+    tdt = torch_dtype(dtype)
+    if dtype.kind == "f":
+        return v.to(tdt)
+    if dtype.kind == "b":
+        return v != 0
+    lo, hi = _iinfo(dtype)
+    if not v.is_floating_point():
+        v = v.to(torch.float32)
+    v = v + torch.copysign(torch.full((), 0.5, dtype=v.dtype, device=v.device), v)
+    if hi >= 2**31 - 1 and v.dtype == torch.float32:
+        hi = float(np.nextafter(np.float32(hi), np.float32(0)))
+    return v.clamp_(lo, hi).to(tdt)
+
+
+def _f32(x: torch.Tensor) -> torch.Tensor:
+    return x if x.dtype == torch.float32 else x.to(torch.float32)
+
+
+def brightness_contrast(
+    x: torch.Tensor, layout: str | None, *, scale: float, offset: float, dtype: np.dtype
+) -> torch.Tensor:
+    """``out = scale * x + offset`` in float32, converted to ``dtype``.
+
+    Examples
+    --------
+    >>> x = torch.full((1, 1, 3), 100, dtype=torch.uint8)
+    >>> brightness_contrast(x, "HWC", scale=1.5, offset=0.0, dtype=np.dtype("uint8"))[0, 0, 0]
+    tensor(150, dtype=torch.uint8)
+    """
+    v = _f32(x) * np.float32(scale)
+    v = v + np.float32(offset)
+    return to_dtype(v, dtype)
+
+
+def color_twist(
+    x: torch.Tensor, layout: str | None, *, matrix: np.ndarray, offset: float, dtype: np.dtype
+) -> torch.Tensor:
+    """Apply the 3x3 ``matrix`` and ``offset`` to every pixel (channels last).
+
+    Examples
+    --------
+    >>> x = torch.tensor([[[10, 20, 30]]], dtype=torch.uint8)
+    >>> color_twist(x, "HWC", matrix=np.eye(3) * 2, offset=1.0, dtype=np.dtype("uint8")).tolist()
+    [[[21, 41, 61]]]
+    """
+    m = torch.as_tensor(np.asarray(matrix, np.float32), device=x.device)
+    v = _f32(x) @ m.T + np.float32(offset)
+    return to_dtype(v, dtype)
+
+
+hsv = color_twist
+hue = color_twist
+saturation = color_twist
+
+
+def _dot(ch: Sequence[torch.Tensor], coeffs) -> torch.Tensor:
+    return ch[0] * coeffs[0] + ch[1] * coeffs[1] + ch[2] * coeffs[2]
+
+
+def color_space_conversion(
+    x: torch.Tensor, layout: str | None, *, src: str, dst: str
+) -> torch.Tensor:
+    """Convert uint8 pixels between ``RGB``, ``BGR``, ``GRAY`` and ``YCbCr``.
+
+    Examples
+    --------
+    >>> x = torch.tensor([[[255, 0, 0]]], dtype=torch.uint8)
+    >>> color_space_conversion(x, "HWC", src="RGB", dst="BGR").tolist()
+    [[[0, 0, 255]]]
+    """
+    u8 = np.dtype(np.uint8)
+    if src == dst:
+        return x.clone()
+    if src == "BGR":
+        return color_space_conversion(x.flip(-1), layout, src="RGB", dst=dst)
+    if dst == "BGR":
+        return color_space_conversion(x, layout, src=src, dst="RGB").flip(-1).contiguous()
+    if src == "GRAY":
+        if dst == "RGB":
+            return x.expand(*x.shape[:-1], 3).contiguous()
+        y = to_dtype(_f32(x) * _cpu._Y_SUM + np.float32(16), u8)
+        c = torch.full_like(y, 128)
+        return torch.cat([y, c, c], dim=-1)
+    ch = [_f32(x[..., i]) for i in range(3)]
+    if src == "RGB" and dst == "GRAY":
+        return to_dtype(_dot(ch, (0.299, 0.587, 0.114)), u8).unsqueeze(-1)
+    if src == "RGB":
+        grey = (x[..., 0] == x[..., 1]) & (x[..., 0] == x[..., 2])
+        y = _dot(ch, _cpu._Y601) + 16.0
+        cb = torch.where(grey, 128.0, _dot(ch, _cpu._CB601) + 128.0)
+        cr = torch.where(grey, 128.0, _dot(ch, _cpu._CR601) + 128.0)
+        return to_dtype(torch.stack([y, cb, cr], dim=-1), u8)
+    if dst == "GRAY":
+        return to_dtype((ch[0] - 16.0) * _cpu._Y_INV, u8).unsqueeze(-1)
+    ty = (ch[0] - 16.0) * _cpu._Y_INV
+    tb, tr = ch[1] - 128.0, ch[2] - 128.0
+    r = ty + _cpu._R_CR * tr
+    g = ty - _cpu._G_CR * tr - _cpu._G_CB * tb
+    b = ty + _cpu._B_CB * tb
+    return to_dtype(torch.stack([r, g, b], dim=-1), u8)
+
+
+def _stats(xs: Sequence[torch.Tensor], axes, mean, stddev, epsilon: float, ddof: int):
+    dev = xs[0].device
+    dims = tuple(axes)
+    count = sum(int(np.prod([x.shape[i] for i in dims], dtype=np.int64)) for x in xs)
+    if mean is None:
+        total = sum(x.to(torch.float64).sum(dim=dims, keepdim=True) for x in xs)
+        m = total / count
+    else:
+        m = torch.as_tensor(np.asarray(mean, np.float64), device=dev)
+    if stddev is None:
+        ssq = sum(((x.to(torch.float64) - m) ** 2).sum(dim=dims, keepdim=True) for x in xs)
+        var = ssq / (count - ddof) if count - ddof > 0 else torch.zeros_like(ssq)
+    else:
+        var = torch.as_tensor(np.asarray(stddev, np.float64), device=dev) ** 2
+    var = var + epsilon
+    inv = torch.where(var > 0, var.clamp_min(1e-300).rsqrt(), torch.zeros_like(var))
+    return m, inv
+
+
+def _apply_norm(x, m, inv, scale, shift, dtype):
+    v = (_f32(x) - m.to(torch.float32)) * (inv * scale).to(torch.float32)
+    if shift:
+        v = v + np.float32(shift)
+    return to_dtype(v, dtype)
+
+
+def normalize(
+    x: torch.Tensor,
+    layout: str | None,
+    *,
+    axes: tuple[int, ...],
+    mean,
+    stddev,
+    scale: float,
+    shift: float,
+    epsilon: float,
+    ddof: int,
+    dtype: np.dtype,
+) -> torch.Tensor:
+    """``scale * (x - mean) / sqrt(var + epsilon) + shift`` with statistics over ``axes``.
+
+    Examples
+    --------
+    >>> normalize(torch.tensor([1.0, 3.0]), None, axes=(0,), mean=None, stddev=None, scale=1.0,
+    ...           shift=0.0, epsilon=0.0, ddof=0, dtype=np.dtype("float32")).tolist()
+    [-1.0, 1.0]
+    """
+    m, inv = _stats([x], axes, mean, stddev, epsilon, ddof)
+    return _apply_norm(x, m, inv, scale, shift, dtype)
+
+
+def normalize_batch(xs: Sequence[torch.Tensor], layout: str | None, **params) -> list:
+    """``normalize`` with ``batch=True``: statistics shared by all samples of ``xs``.
+
+    Examples
+    --------
+    >>> xs = [torch.tensor([0.0]), torch.tensor([2.0])]
+    >>> [o.tolist() for o in normalize_batch(xs, None, axes=(0,), mean=None, stddev=None,
+    ...   scale=1.0, shift=0.0, epsilon=0.0, ddof=0, dtype=np.dtype("float32"))]
+    [[-1.0], [1.0]]
+    """
+    m, inv = _stats(
+        xs, params["axes"], params["mean"], params["stddev"], params["epsilon"], params["ddof"]
+    )
+    return [_apply_norm(x, m, inv, params["scale"], params["shift"], params["dtype"]) for x in xs]
+
+
+def lookup_table(
+    x: torch.Tensor, layout: str | None, *, table: np.ndarray, default
+) -> torch.Tensor:
+    """``out = table[x]`` where ``0 <= x < len(table)``, else ``default``.
+
+    Examples
+    --------
+    >>> lookup_table(torch.tensor([0, 1, 5, -1]), None, table=np.array([7, 8], np.uint8),
+    ...              default=0).tolist()
+    [7, 8, 0, 0]
+    """
+    t = torch.as_tensor(table, device=x.device)
+    full = torch.cat([t, torch.full((1,), default, dtype=t.dtype, device=x.device)])
+    idx = x.to(torch.int64)
+    idx = torch.where((idx >= 0) & (idx < len(table)), idx, len(table))
+    return full[idx]

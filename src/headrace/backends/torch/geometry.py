@@ -1,0 +1,196 @@
+"""Torch kernels of the geometry ops (any torch device; never leave it).
+
+Same names, signatures and plans as :mod:`headrace.backends.cpu.geometry`. Windows, flips,
+padding, pasting and erasing are bit-identical to the CPU kernels; ``crop_mirror_normalize``
+computes ``x * mul + add`` in float32 like the CPU lookup table (identical results, integer
+outputs rounded half away from zero).
+
+Examples
+--------
+>>> import torch
+>>> flip(torch.arange(3).reshape(1, 3, 1), "HWC", axes=(1,)).ravel().tolist()
+[2, 1, 0]
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from headrace._core.errors import InvalidArgumentError
+from headrace.backends.torch.resize import resize, torch_dtype
+
+random_resized_crop = resize
+_slice = builtins.slice
+
+
+def convert(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Convert to ``dtype``, saturating integers and rounding floats half away from zero.
+
+    Examples
+    --------
+    >>> convert(torch.tensor([-3.0, 2.5, 300.0]), torch.uint8).tolist()
+    [0, 3, 255]
+    """
+    if v.dtype == dtype:
+        return v
+    if dtype.is_floating_point or dtype == torch.bool:
+        return v.to(dtype)
+    info = torch.iinfo(dtype)
+    if v.dtype.is_floating_point:
+        v64 = v.to(torch.float64)
+        v = torch.trunc(v64 + torch.copysign(torch.full_like(v64, 0.5), v64))
+    return v.clamp(info.min, info.max).to(dtype)
+
+
+def _fill_block(
+    shape: Sequence[int], dtype: torch.dtype, fill: np.ndarray, channel_axis: int | None, device
+) -> torch.Tensor:
+    fill = np.asarray(fill, dtype=np.float64).ravel()
+    values = torch.from_numpy(fill if fill.size else np.zeros(1)).to(device)
+    values = convert(values, dtype)
+    if values.numel() <= 1 or channel_axis is None:
+        return torch.full(tuple(shape), values[0].item(), dtype=dtype, device=device)
+    if values.numel() != shape[channel_axis]:
+        raise InvalidArgumentError(
+            f"fill_values: need 1 or {shape[channel_axis]} values, one per channel "
+            f"(got {values.numel()}). Give a scalar or one value per channel."
+        )
+    bshape = [1] * len(shape)
+    bshape[channel_axis] = values.numel()
+    return values.reshape(bshape).expand(tuple(shape)).contiguous()
+
+
+def _overlap(anchor, shape, in_shape):
+    src, dst, inside = [], [], True
+    for a, e, n in zip(anchor, shape, in_shape):
+        lo, hi = max(a, 0), min(a + e, n)
+        hi = max(hi, lo)
+        inside &= a >= 0 and a + e <= n
+        src.append(_slice(lo, hi))
+        dst.append(_slice(lo - a, hi - a))
+    return tuple(src), tuple(dst), inside
+
+
+def window(
+    x: torch.Tensor,
+    anchor: Sequence[int],
+    shape: Sequence[int],
+    fill_values: np.ndarray,
+    channel_axis: int | None,
+    dtype=None,
+) -> torch.Tensor:
+    """Cut a box out of ``x``, filling what lies outside (see the CPU ``window``).
+
+    Examples
+    --------
+    >>> window(torch.ones(2, 2), (-1, 0), (3, 2), np.array([5.0]), None).tolist()
+    [[5.0, 5.0], [1.0, 1.0], [1.0, 1.0]]
+    """
+    out_dtype = torch_dtype(dtype, x.dtype)
+    src, dst, inside = _overlap(anchor, shape, x.shape)
+    if inside:
+        return convert(x[src], out_dtype).clone()
+    out = _fill_block(shape, out_dtype, fill_values, channel_axis, x.device)
+    out[dst] = convert(x[src], out_dtype)
+    return out
+
+
+def crop(x: torch.Tensor, layout: str, *, anchor, shape, fill_values, channel_axis, dtype=None):
+    """Crop one sample (plan from ``crop_params``).
+
+    Examples
+    --------
+    >>> crop(torch.zeros(4, 4, 1), "HWC", anchor=(1, 1, 0), shape=(2, 2, 1),
+    ...      fill_values=np.zeros(1), channel_axis=2).shape
+    torch.Size([2, 2, 1])
+    """
+    return window(x, anchor, shape, fill_values, channel_axis, dtype)
+
+
+slice = crop
+
+
+def flip(x: torch.Tensor, layout: str, *, axes: Sequence[int]) -> torch.Tensor:
+    """Reverse the given axes (plan from ``flip_params``)."""
+    return torch.flip(x, tuple(axes)) if axes else x.clone()
+
+
+def pad(x: torch.Tensor, layout: str, *, out_shape, fill_value: float) -> torch.Tensor:
+    """Pad the end of each axis up to ``out_shape`` with ``fill_value``."""
+    return window(x, (0,) * x.dim(), out_shape, np.asarray([fill_value]), None)
+
+
+def paste(x: torch.Tensor, layout: str, *, anchor, out_shape, fill_values, channel_axis):
+    """Place ``x`` at ``anchor`` on a filled canvas of ``out_shape``."""
+    return window(x, tuple(-a for a in anchor), out_shape, fill_values, channel_axis)
+
+
+def erase(x: torch.Tensor, layout, *, boxes, fill_values, channel_axis) -> torch.Tensor:
+    """Fill each box ``(lo, hi)`` of a copy of ``x`` with ``fill_values``."""
+    out = x.clone()
+    for lo, hi in boxes:
+        if all(b > a for a, b in zip(lo, hi)):
+            region = tuple(_slice(a, b) for a, b in zip(lo, hi))
+            shape = out[region].shape
+            out[region] = _fill_block(shape, out.dtype, fill_values, channel_axis, x.device)
+    return out
+
+
+def crop_mirror_normalize(
+    x: torch.Tensor,
+    layout: str,
+    *,
+    anchor,
+    shape,
+    mirror_axis,
+    mul,
+    add,
+    perm,
+    pad_output,
+    channel_axis,
+    fill_values,
+    dtype,
+) -> torch.Tensor:
+    """Crop + mirror + ``x * mul + add`` per channel + transpose + cast (see the CPU kernel).
+
+    Examples
+    --------
+    >>> from headrace.ops._geometry_params import crop_mirror_normalize_params
+    >>> p = crop_mirror_normalize_params((8, 8, 3), "HWC", crop=(4, 4), mean=[5], std=[5])
+    >>> img = torch.full((8, 8, 3), 10, dtype=torch.uint8)
+    >>> crop_mirror_normalize(img, "HWC", **p.kwargs)[:, 0, 0].tolist()
+    [1.0, 1.0, 1.0]
+    """
+    out_dtype = torch_dtype(dtype, torch.float32)
+    src_box, dst_box, inside = _overlap(anchor, shape, x.shape)
+    src = x[src_box]
+    if mirror_axis is not None:
+        src = torch.flip(src, (mirror_axis,))
+    bshape = [1] * src.dim()
+    if channel_axis is not None:
+        bshape[channel_axis] = -1
+    m = torch.from_numpy(np.asarray(mul, np.float32)).to(x.device).reshape(bshape)
+    a = torch.from_numpy(np.asarray(add, np.float32)).to(x.device).reshape(bshape)
+    vals = convert(src.to(torch.float32) * m + a, out_dtype)
+    full = list(shape)
+    if pad_output:
+        full[channel_axis] += 1
+    fill = np.asarray(fill_values, np.float64).ravel()
+    if pad_output and fill.size == shape[channel_axis] > 1:
+        fill = np.append(fill, 0)
+    out = _fill_block(full, out_dtype, fill, channel_axis, x.device)
+    dst = list(dst_box)
+    if mirror_axis is not None:
+        d, n = dst[mirror_axis], shape[mirror_axis]
+        dst[mirror_axis] = _slice(n - d.stop, n - d.start)
+    if all(b.stop > b.start for b in src_box):
+        if pad_output:  # the extra channel is 0 where there is image, fill elsewhere
+            vals = torch.cat([vals, torch.zeros_like(vals.narrow(channel_axis, 0, 1))], channel_axis)
+            dst[channel_axis] = _slice(0, shape[channel_axis] + 1)
+        out[tuple(dst)] = vals
+    del inside
+    return out.permute(*perm).contiguous()

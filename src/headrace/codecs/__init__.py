@@ -1,0 +1,63 @@
+"""Byte-level image codecs: format sniffing, header peeking and per-sample decoding.
+
+Examples
+--------
+>>> import cv2, numpy as np
+>>> from headrace import codecs
+>>> png = cv2.imencode(".png", np.zeros((4, 6, 3), np.uint8))[1]
+>>> codecs.detect_format(png), codecs.peek_shape(png), codecs.decode(png).shape
+('png', (4, 6, 3), (4, 6, 3))
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from headrace.codecs.headers import FORMATS, ImageInfo, detect_format, probe
+from headrace.codecs.image import decode, peek_shape
+
+__all__ = [
+    "FORMATS",
+    "ImageInfo",
+    "available_codecs",
+    "decode",
+    "detect_format",
+    "peek_shape",
+    "probe",
+]
+
+# Distribution name -> what it provides here.
+_CODEC_PACKAGES = {
+    "simplejpeg": "simplejpeg (libjpeg-turbo: JPEG)",
+    "opencv-python-headless": "opencv (PNG, TIFF, BMP, WebP, GIF, PNM, JPEG 2000)",
+    "opencv-python": "opencv (PNG, TIFF, BMP, WebP, GIF, PNM, JPEG 2000)",
+    "pillow": "pillow (headers)",
+    "soundfile": "soundfile (audio)",
+    "nvidia-nvimgcodec-cu12": "nvimgcodec (GPU decode)",
+}
+
+
+def available_codecs() -> dict[str, str]:
+    """Installed codec libraries and their versions, for ``headrace info``.
+
+    Returns
+    -------
+    dict[str, str]
+        Short name (``"simplejpeg"``, ``"opencv"``, ``"pillow"``, ...) -> version string;
+        libraries that are not installed are left out.
+
+    Examples
+    --------
+    >>> "simplejpeg" in available_codecs()
+    True
+    """
+    found: dict[str, str] = {}
+    for dist, label in _CODEC_PACKAGES.items():
+        name = label.split(" ", 1)[0]
+        if name in found:
+            continue
+        try:
+            found[name] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return found

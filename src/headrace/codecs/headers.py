@@ -1,0 +1,364 @@
+"""Container sniffing and header parsing for encoded images.
+
+Everything here reads a few header bytes and never decodes pixels: the format from its
+magic bytes, the stored size and channel count, and the EXIF orientation (JPEG ``APP1``,
+PNG ``eXIf``, TIFF ``IFD0``, WebP ``EXIF``). JPEG and PNG headers are parsed by hand (they
+are the hot path of ``peek_image_shape``); the other formats ask Pillow, which also only
+reads the header.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from headrace._core.errors import DecodeError, InvalidTypeError
+
+__all__ = [
+    "FORMATS",
+    "ImageInfo",
+    "as_buffer",
+    "detect_format",
+    "exif_orientation",
+    "probe",
+    "unknown_format_error",
+]
+
+#: Every name :func:`detect_format` can return, ``"unknown"`` aside.
+FORMATS: Final = ("jpeg", "png", "bmp", "tiff", "webp", "gif", "pnm", "jpeg2000")
+
+_ORIENTATION_TAG: Final = 0x0112
+_JP2_SIGNATURE: Final = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
+_PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
+# SOFn markers that carry the frame header (C4 = DHT, C8 = JPG, CC = DAC are not frames).
+_SOF_MARKERS: Final = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+# Channels a PNG stores per colour type (palette counts as RGB, tRNS is not an extra channel).
+_PNG_CHANNELS: Final = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}
+_TIFF_TYPES: Final = {1: "B", 3: "H", 4: "I"}  # BYTE, SHORT, LONG (first value, inline)
+_PIL_MODE_CHANNELS: Final = {"1": 1, "L": 1, "I": 1, "F": 1, "LA": 2, "La": 2, "PA": 4}
+
+
+@dataclass(frozen=True, slots=True)
+class ImageInfo:
+    """What the header of an encoded image says.
+
+    Attributes
+    ----------
+    format : str
+        One of :data:`FORMATS`.
+    height, width : int
+        Size as stored, before any EXIF orientation is applied.
+    channels : int
+        Channels the file stores (1 gray, 2 gray+alpha, 3 colour, 4 colour+alpha or CMYK).
+    orientation : int
+        EXIF orientation 1-8 (1 when the file has none).
+    """
+
+    format: str
+    height: int
+    width: int
+    channels: int
+    orientation: int = 1
+
+    @property
+    def swaps_axes(self) -> bool:
+        """Whether the orientation transposes the image (EXIF values 5-8)."""
+        return self.orientation >= 5
+
+
+def as_buffer(data: object) -> np.ndarray:
+    """View encoded bytes as a 1-D ``uint8`` array without copying them.
+
+    Parameters
+    ----------
+    data : bytes, bytearray, memoryview or numpy.ndarray
+        The encoded stream; an array must hold ``uint8`` (or ``int8``) and be contiguous.
+
+    Returns
+    -------
+    numpy.ndarray
+        A read-only or writable 1-D ``uint8`` view of the same memory.
+
+    Examples
+    --------
+    >>> as_buffer(b"\\xff\\xd8").tolist()
+    [255, 216]
+    """
+    if isinstance(data, np.ndarray):
+        if data.dtype not in (np.uint8, np.int8):
+            raise InvalidTypeError(
+                f"decoders.image: encoded data must be uint8 (got an array of {data.dtype}). "
+                "Pass the raw file bytes."
+            )
+        arr = data.view(np.uint8)
+        if arr.ndim != 1:
+            if not arr.flags.c_contiguous:
+                raise InvalidTypeError(
+                    f"decoders.image: encoded data must be a 1-D byte array (got shape "
+                    f"{data.shape}). Pass the raw file bytes."
+                )
+            arr = arr.reshape(-1)
+        return arr
+    if isinstance(data, bytes | bytearray | memoryview):
+        return np.frombuffer(data, dtype=np.uint8)
+    raise InvalidTypeError(
+        f"decoders.image: encoded data must be bytes, memoryview or a uint8 array "
+        f"(got {type(data).__name__})."
+    )
+
+
+def detect_format(data: object) -> str:
+    """Name the image format of an encoded stream from its magic bytes.
+
+    Parameters
+    ----------
+    data : bytes, memoryview or numpy.ndarray
+        The encoded stream (only its first 16 bytes are read).
+
+    Returns
+    -------
+    str
+        ``"jpeg"``, ``"png"``, ``"bmp"``, ``"tiff"``, ``"webp"``, ``"gif"``, ``"pnm"``,
+        ``"jpeg2000"`` or ``"unknown"``.
+
+    Examples
+    --------
+    >>> detect_format(b"\\x89PNG\\r\\n\\x1a\\n....")
+    'png'
+    >>> detect_format(b"<!DOCTYPE html>")
+    'unknown'
+    """
+    head = as_buffer(data)[:16].tobytes()
+    if head.startswith(b"\xff\xd8\xff"):
+        return "jpeg"
+    if head.startswith(_PNG_SIGNATURE):
+        return "png"
+    if head[:4] in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):
+        return "tiff"
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "webp"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "gif"
+    if head.startswith(b"BM"):
+        return "bmp"
+    if len(head) >= 3 and head[0:1] == b"P" and head[1:2] in b"1234567" and head[2:3].isspace():
+        return "pnm"
+    if head.startswith(_JP2_SIGNATURE) or head.startswith(b"\xff\x4f\xff\x51"):
+        return "jpeg2000"
+    return "unknown"
+
+
+def probe(data: object, *, op: str = "decoders.image") -> ImageInfo:
+    """Read size, channel count and EXIF orientation from the header of an encoded image.
+
+    Parameters
+    ----------
+    data : bytes, memoryview or numpy.ndarray
+        The encoded stream.
+    op : str
+        Operator name used in error messages.
+
+    Returns
+    -------
+    ImageInfo
+
+    Raises
+    ------
+    DecodeError
+        The stream is empty, of an unknown format or has a malformed header.
+
+    Examples
+    --------
+    >>> import cv2, numpy as np
+    >>> png = cv2.imencode(".png", np.zeros((4, 6), np.uint8))[1]
+    >>> probe(png)
+    ImageInfo(format='png', height=4, width=6, channels=1, orientation=1)
+    """
+    buf = as_buffer(data)
+    fmt = detect_format(buf)
+    if fmt == "unknown":
+        raise unknown_format_error(buf, op)
+    try:
+        if fmt == "jpeg":
+            return _probe_jpeg(buf)
+        if fmt == "png":
+            return _probe_png(buf)
+        if fmt == "tiff" and buf[2] != 0x2B and buf[3] != 0x2B:  # classic (not Big) TIFF
+            return _probe_tiff(memoryview(buf))
+        return _probe_with_pillow(buf, fmt)
+    except DecodeError as exc:
+        raise DecodeError(f"{op}: cannot decode sample: {exc}") from exc
+    except Exception as exc:  # a malformed header trips struct/Pillow in many ways
+        raise DecodeError(
+            f"{op}: cannot decode sample: corrupt or truncated {fmt} header ({type(exc).__name__})."
+        ) from exc
+
+
+def exif_orientation(buf: np.ndarray, fmt: str) -> int:
+    """EXIF orientation (1-8) of a stream whose format is known; 1 when it has none.
+
+    Examples
+    --------
+    >>> exif_orientation(np.frombuffer(b"BM" + bytes(60), np.uint8), "bmp")
+    1
+    """
+    mv = memoryview(buf)
+    try:
+        if fmt == "jpeg":
+            return _probe_jpeg(buf).orientation
+        if fmt == "png":
+            return _probe_png(buf).orientation
+        if fmt == "tiff":
+            return _tiff_orientation(mv)
+        if fmt == "webp":
+            return _webp_orientation(mv)
+    except (DecodeError, struct.error):
+        return 1
+    return 1
+
+
+def unknown_format_error(buf: np.ndarray, op: str) -> DecodeError:
+    """Build the error raised for an empty or unrecognised stream."""
+    if buf.size == 0:
+        return DecodeError(f"{op}: cannot decode sample: the encoded data is empty (0 bytes).")
+    first = " ".join(f"{b:02x}" for b in buf[:4].tolist())
+    return DecodeError(
+        f"{op}: cannot decode sample: not a JPEG/PNG/TIFF/BMP/WebP/GIF/PNM/JPEG 2000 stream "
+        f"(first bytes {first})."
+    )
+
+
+def _probe_jpeg(buf: np.ndarray) -> ImageInfo:
+    mv = memoryview(buf)
+    pos, end = 2, len(mv)
+    orientation = 1
+    while pos + 4 <= end:
+        if mv[pos] != 0xFF:
+            raise DecodeError(f"corrupt JPEG header (no marker at byte {pos}).")
+        marker = mv[pos + 1]
+        if marker == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if marker in (0xD9, 0xDA):  # EOI or SOS before any frame header
+            break
+        if marker in (0x01, 0xD8) or 0xD0 <= marker <= 0xD7:  # markers without a length
+            pos += 2
+            continue
+        (length,) = struct.unpack_from(">H", mv, pos + 2)
+        seg = pos + 4
+        if marker in _SOF_MARKERS:
+            if seg + 6 > end:
+                break
+            _precision, height, width, ncomp = struct.unpack_from(">BHHB", mv, seg)
+            if height == 0 or width == 0:
+                raise DecodeError("unsupported JPEG: the frame header has a zero dimension.")
+            return ImageInfo("jpeg", height, width, ncomp, orientation)
+        if marker == 0xE1 and orientation == 1 and bytes(mv[seg : seg + 6]) == b"Exif\x00\x00":
+            orientation = _tiff_orientation(mv[seg + 6 : pos + 2 + length])
+        pos += 2 + length
+    raise DecodeError("truncated JPEG (no frame header).")
+
+
+def _probe_png(buf: np.ndarray) -> ImageInfo:
+    mv = memoryview(buf)
+    if len(mv) < 33 or bytes(mv[12:16]) != b"IHDR":
+        raise DecodeError("truncated PNG (no IHDR chunk).")
+    width, height, _depth, color_type = struct.unpack_from(">IIBB", mv, 16)
+    if color_type not in _PNG_CHANNELS:
+        raise DecodeError(f"corrupt PNG header (colour type {color_type}).")
+    orientation = 1
+    pos = 33
+    while pos + 8 <= len(mv):
+        length, ctype = struct.unpack_from(">I4s", mv, pos)
+        if ctype in (b"IDAT", b"IEND"):
+            break
+        if ctype == b"eXIf":
+            start = pos + 8
+            exif = mv[start : start + length]
+            if bytes(exif[:6]) == b"Exif\x00\x00":
+                exif = exif[6:]
+            orientation = _tiff_orientation(exif)
+            break
+        pos += 12 + length
+    return ImageInfo("png", height, width, _PNG_CHANNELS[color_type], orientation)
+
+
+def _probe_with_pillow(buf: np.ndarray, fmt: str) -> ImageInfo:
+    from PIL import Image  # lazy: only the less common formats need it
+
+    with Image.open(io.BytesIO(buf)) as im:  # lazy: reads the header only
+        width, height = im.size
+        if fmt == "tiff":  # Pillow reports the oriented size; keep the stored one
+            width, height = im.tag_v2.get(256, width), im.tag_v2.get(257, height)
+        mode = im.mode
+        if mode.startswith("I;16"):
+            channels = 1
+        elif mode == "P":
+            channels = 3
+        else:
+            channels = _PIL_MODE_CHANNELS.get(mode, len(im.getbands()))
+    orientation = 1
+    if fmt == "tiff":
+        orientation = _tiff_orientation(memoryview(buf))
+    elif fmt == "webp":
+        orientation = _webp_orientation(memoryview(buf))
+    return ImageInfo(fmt, height, width, channels, orientation)
+
+
+def _probe_tiff(mv: memoryview) -> ImageInfo:
+    tags = _ifd0_tags(mv)
+    if 256 not in tags or 257 not in tags:
+        raise DecodeError("corrupt TIFF header (no image size in the first directory).")
+    channels = 3 if tags.get(262) == 3 else tags.get(277, 1)  # a palette expands to RGB
+    return ImageInfo("tiff", tags[257], tags[256], channels, _valid_orientation(tags))
+
+
+def _tiff_orientation(mv: memoryview) -> int:
+    """Orientation tag of IFD0 in a TIFF-structured block; 1 when absent or malformed."""
+    try:
+        return _valid_orientation(_ifd0_tags(mv))
+    except (DecodeError, struct.error):
+        return 1
+
+
+def _valid_orientation(tags: dict[int, int]) -> int:
+    value = tags.get(_ORIENTATION_TAG, 1)
+    return value if 1 <= value <= 8 else 1
+
+
+def _ifd0_tags(mv: memoryview) -> dict[int, int]:
+    """First value of every SHORT/LONG/BYTE entry of the first IFD of a TIFF structure."""
+    order = bytes(mv[:2])
+    if order not in (b"II", b"MM"):
+        raise DecodeError("corrupt TIFF header (bad byte order mark).")
+    e = "<" if order == b"II" else ">"
+    magic, ifd = struct.unpack_from(e + "HI", mv, 2)
+    if magic != 42:
+        raise DecodeError("corrupt TIFF header (bad magic number).")
+    (count,) = struct.unpack_from(e + "H", mv, ifd)
+    tags: dict[int, int] = {}
+    for i in range(count):
+        entry = ifd + 2 + 12 * i
+        tag, typ = struct.unpack_from(e + "HH", mv, entry)
+        code = _TIFF_TYPES.get(typ)
+        if code is not None:
+            (tags[tag],) = struct.unpack_from(e + code, mv, entry + 8)
+    return tags
+
+
+def _webp_orientation(mv: memoryview) -> int:
+    pos = 12
+    while pos + 8 <= len(mv):
+        ctype = bytes(mv[pos : pos + 4])
+        (size,) = struct.unpack_from("<I", mv, pos + 4)
+        if ctype == b"EXIF":
+            exif = mv[pos + 8 : pos + 8 + size]
+            if bytes(exif[:6]) == b"Exif\x00\x00":
+                exif = exif[6:]
+            return _tiff_orientation(exif)
+        pos += 8 + size + (size & 1)
+    return 1

@@ -1,0 +1,69 @@
+"""JPEG decoding through libjpeg-turbo (``simplejpeg``), configured like the reference CPU decoder.
+
+The reference CPU decoder uses the accurate integer IDCT (``use_fast_idct=False``) and libjpeg's
+"fancy" (triangular) chroma upsampling; ``simplejpeg`` defaults to the same, and it releases the
+GIL while decoding, so a thread pool scales with the number of cores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import simplejpeg
+
+from headrace.codecs.headers import ImageInfo
+from headrace.types import DALIImageType
+
+__all__ = ["decode_jpeg"]
+
+
+def decode_jpeg(
+    buf: np.ndarray, info: ImageInfo, output_type: DALIImageType, *, fast_idct: bool = False
+) -> tuple[np.ndarray, str]:
+    """Decode a JPEG into the cheapest layout that serves ``output_type``.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        The encoded stream (1-D ``uint8``).
+    info : ImageInfo
+        Its header, from :func:`headrace.codecs.headers.probe`.
+    output_type : DALIImageType
+        The colour space the caller will convert to.
+    fast_idct : bool
+        Use libjpeg-turbo's fast (less accurate) IDCT.
+
+    Returns
+    -------
+    tuple[numpy.ndarray, str]
+        ``HxWxC`` ``uint8`` pixels (unoriented) and their layout: ``"GRAY"``, ``"RGB"``,
+        ``"BGR"`` or ``"CMYK"`` (Adobe, inverted).
+
+    Raises
+    ------
+    ValueError
+        libjpeg-turbo rejected the stream (corrupt or truncated data).
+
+    Examples
+    --------
+    >>> import cv2
+    >>> from headrace.codecs.headers import probe
+    >>> jpg = cv2.imencode(".jpg", np.zeros((8, 8, 3), np.uint8))[1]
+    >>> img, layout = decode_jpeg(jpg, probe(jpg), DALIImageType.RGB)
+    >>> img.shape, layout
+    ((8, 8, 3), 'RGB')
+    """
+    if info.channels == 4:
+        colorspace = "CMYK"
+    elif info.channels == 1 or output_type == DALIImageType.GRAY:
+        colorspace = "GRAY"
+    elif output_type == DALIImageType.BGR:
+        colorspace = "BGR"
+    else:
+        colorspace = "RGB"
+    try:
+        img = simplejpeg.decode_jpeg(
+            buf, colorspace=colorspace, fastdct=fast_idct, fastupsample=False, strict=True
+        )
+    except ValueError as exc:
+        raise ValueError(f"libjpeg-turbo: {exc}") from None
+    return img, colorspace

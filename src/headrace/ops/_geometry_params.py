@@ -1,0 +1,690 @@
+"""Parameter math of the geometry ops: crop, crop_mirror_normalize, random_resized_crop, flip,
+slice, pad, paste and erase (the resize family lives in :mod:`._resize_params`).
+
+Every ``*_params`` function takes one sample's shape and layout plus that sample's resolved
+arguments and returns a :class:`~._geometry_common.KernelPlan` for the kernel of the same name
+in ``headrace.backends.cpu.geometry`` / ``headrace.backends.torch.geometry``.
+
+Window rounding follows DALI 2.4 (checked against it by the tests): crop extents are truncated,
+crop anchors are ``round``ed (half away from zero) or truncated per ``rounding``; slice
+anchors and ends are rounded separately and the extent is their difference.
+
+Examples
+--------
+>>> crop_params((20, 30, 3), "HWC", crop=(10, 7)).kwargs["anchor"]
+(5, 12, 0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace.ops._geometry_common import (
+    KernelPlan,
+    as_float_list,
+    check_choice,
+    check_layout,
+    spatial_axes,
+)
+from headrace.ops._resize_params import crop_resize_plan
+
+OOB_POLICIES = ("error", "pad", "trim_to_shape")
+
+
+def _round(v: float) -> int:
+    """Round half away from zero (C's ``round``)."""
+    return int(math.copysign(math.floor(abs(v) + 0.5), v))
+
+
+def _fill_array(fill: Any) -> np.ndarray:
+    return np.atleast_1d(np.asarray(0 if fill is None else fill, dtype=np.float64)).ravel()
+
+
+def apply_oob_policy(
+    op: str,
+    anchor: list[int],
+    extent: list[int],
+    in_shape: Sequence[int],
+    policy: str,
+) -> tuple[list[int], list[int]]:
+    """Check or trim a window against the input (``"pad"`` keeps it as is).
+
+    Examples
+    --------
+    >>> apply_oob_policy("crop", [-2, 0], [5, 3], (4, 4), "trim_to_shape")
+    ([0, 0], [3, 3])
+    """
+    check_choice(op, "out_of_bounds_policy", policy, OOB_POLICIES)
+    out_of_bounds = any(a < 0 or a + e > s for a, e, s in zip(anchor, extent, in_shape))
+    if not out_of_bounds or policy == "pad":
+        return anchor, extent
+    if policy == "error":
+        raise ShapeError(
+            f"{op}: the window (anchor {tuple(anchor)}, shape {tuple(extent)}) is out of bounds "
+            f"of the input of shape {tuple(in_shape)}. Use a smaller window or set "
+            "out_of_bounds_policy='pad' or 'trim_to_shape'."
+        )
+    lo = [min(max(a, 0), s) for a, s in zip(anchor, in_shape)]
+    hi = [min(max(a + e, 0), s) for a, e, s in zip(anchor, extent, in_shape)]
+    return lo, [h - l for l, h in zip(lo, hi)]
+
+
+def _window_plan(
+    op: str,
+    shape: Sequence[int],
+    anchor: list[int],
+    extent: list[int],
+    fill_values: Any,
+    dtype: Any,
+    channel_axis: int | None,
+) -> KernelPlan:
+    kwargs = {
+        "anchor": tuple(anchor),
+        "shape": tuple(extent),
+        "fill_values": _fill_array(fill_values),
+        "channel_axis": channel_axis,
+        "dtype": None if dtype is None else np.dtype(dtype),
+    }
+    return KernelPlan(tuple(extent), kwargs["dtype"], kwargs)
+
+
+# ----------------------------------------------------------------------------- crop
+
+
+def crop_window(
+    op: str,
+    in_extents: Sequence[int],
+    crop_extents: Sequence[float],
+    crop_pos: Sequence[float],
+    rounding: str = "round",
+) -> tuple[list[int], list[int]]:
+    """Anchor and extent of a crop window for the given spatial extents.
+
+    Examples
+    --------
+    >>> crop_window("crop", (20, 30), (11, 7), (0.77, 0.3))
+    ([7, 7], [11, 7])
+    """
+    check_choice(op, "rounding", rounding, ("round", "truncate"))
+    anchor, extent = [], []
+    for n, c, p in zip(in_extents, crop_extents, crop_pos):
+        if c < 0 or not 0 <= p <= 1:
+            raise InvalidArgumentError(
+                f"{op}: crop extents must be >= 0 and crop positions in [0, 1] "
+                f"(got extent {c}, position {p}). Fix the crop arguments."
+            )
+        e = int(c) if c > 0 else int(n)
+        a = p * (n - e)
+        anchor.append(_round(a) if rounding == "round" else int(a))
+        extent.append(e)
+    return anchor, extent
+
+
+def _crop_extents(
+    op: str, ndim: int, crop: Any, crop_h: Any, crop_w: Any, crop_d: Any
+) -> list[float]:
+    if crop is not None:
+        if any(v is not None for v in (crop_h, crop_w, crop_d)):
+            raise InvalidArgumentError(
+                f"{op}: `crop` cannot be combined with `crop_h`/`crop_w`/`crop_d` "
+                f"(got crop={crop}). Use one of the two forms."
+            )
+        return as_float_list(op, "crop", crop, ndim)
+    by_axis = {"D": crop_d, "H": crop_h, "W": crop_w}
+    names = "DHW"[3 - ndim :]
+    return [float(by_axis[n]) if by_axis[n] is not None else 0.0 for n in names]
+
+
+def _spatial_window(
+    op: str,
+    shape: Sequence[int],
+    layout: str,
+    crop: Any,
+    crop_h: Any,
+    crop_w: Any,
+    crop_d: Any,
+    pos: tuple[float, float, float],
+    rounding: str,
+    policy: str,
+) -> tuple[list[int], list[int]]:
+    """Full-rank anchor/extent of a spatial crop (non-spatial axes untouched)."""
+    check_layout(op, shape, layout)
+    sp = spatial_axes(layout)
+    extents = _crop_extents(op, len(sp), crop, crop_h, crop_w, crop_d)
+    names = [layout[a] for a in sp]
+    pos_by = {"W": pos[0], "H": pos[1], "D": pos[2]}
+    a_sp, e_sp = crop_window(
+        op, [shape[a] for a in sp], extents, [pos_by[n] for n in names], rounding
+    )
+    anchor, extent = [0] * len(shape), list(shape)
+    for i, a in enumerate(sp):
+        anchor[a], extent[a] = a_sp[i], e_sp[i]
+    return apply_oob_policy(op, anchor, extent, shape, policy)
+
+
+def crop_params(
+    shape: Sequence[int],
+    layout: str,
+    *,
+    crop: Any = None,
+    crop_h: float | None = None,
+    crop_w: float | None = None,
+    crop_d: float | None = None,
+    crop_pos_x: float = 0.5,
+    crop_pos_y: float = 0.5,
+    crop_pos_z: float = 0.5,
+    rounding: str = "round",
+    out_of_bounds_policy: str = "error",
+    fill_values: Any = 0,
+    dtype: Any = None,
+) -> KernelPlan:
+    """Plan ``crop`` for one sample (kernel: ``geometry.crop``).
+
+    Examples
+    --------
+    >>> crop_params((4, 4, 3), "HWC", crop=(7, 6), out_of_bounds_policy="pad").kwargs["anchor"]
+    (-2, -1, 0)
+    """
+    anchor, extent = _spatial_window(
+        "crop", shape, layout, crop, crop_h, crop_w, crop_d,
+        (crop_pos_x, crop_pos_y, crop_pos_z), rounding, out_of_bounds_policy,
+    )  # fmt: skip
+    c_axis = layout.find("C")
+    return _window_plan(
+        "crop", shape, anchor, extent, fill_values, dtype, c_axis if c_axis >= 0 else None
+    )
+
+
+# ----------------------------------------------------------------------------- CMN
+
+
+def _per_channel(op: str, name: str, value: Any, channels: int) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(value, dtype=np.float32)).ravel()
+    if arr.size == 1:
+        return np.full(channels, arr[0], np.float32)
+    if arr.size != channels:
+        raise InvalidArgumentError(
+            f"{op}: `{name}` needs 1 or {channels} values, one per channel (got {arr.size}). "
+            "Give a scalar or one value per channel."
+        )
+    return arr
+
+
+def _output_perm(op: str, layout: str, output_layout: str | None) -> tuple[int, ...]:
+    if not output_layout:
+        return tuple(range(len(layout)))
+    out = output_layout
+    if len(out) == len(layout) - 1 and layout[0] in "FD" and layout[0] not in out:
+        out = layout[0] + out
+    if sorted(out) != sorted(layout):
+        raise InvalidArgumentError(
+            f"{op}: `output_layout` must be a permutation of the input layout {layout!r} "
+            f"(got {output_layout!r}). Use e.g. 'CHW' or 'HWC'."
+        )
+    return tuple(layout.index(ch) for ch in out)
+
+
+def crop_mirror_normalize_params(
+    shape: Sequence[int],
+    layout: str,
+    *,
+    crop: Any = None,
+    crop_h: float | None = None,
+    crop_w: float | None = None,
+    crop_d: float | None = None,
+    crop_pos_x: float = 0.5,
+    crop_pos_y: float = 0.5,
+    crop_pos_z: float = 0.5,
+    mirror: int = 0,
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    scale: float = 1.0,
+    shift: float = 0.0,
+    dtype: Any = np.float32,
+    output_layout: str | None = "CHW",
+    pad_output: bool = False,
+    fill_values: Any = 0,
+    out_of_bounds_policy: str = "error",
+    rounding: str = "round",
+) -> KernelPlan:
+    """Plan ``crop_mirror_normalize`` (kernel: ``geometry.crop_mirror_normalize``).
+
+    ``out = (x - mean) / std * scale + shift`` per channel, folded into one multiply-add.
+
+    Examples
+    --------
+    >>> p = crop_mirror_normalize_params((256, 341, 3), "HWC", crop=(224, 224))
+    >>> p.shape, p.dtype
+    ((3, 224, 224), dtype('float32'))
+    """
+    op = "crop_mirror_normalize"
+    has_crop = crop is not None or any(v is not None for v in (crop_h, crop_w, crop_d))
+    if has_crop:
+        anchor, extent = _spatial_window(
+            op, shape, layout, crop, crop_h, crop_w, crop_d,
+            (crop_pos_x, crop_pos_y, crop_pos_z), rounding, out_of_bounds_policy,
+        )  # fmt: skip
+    else:
+        check_layout(op, shape, layout)
+        anchor, extent = [0] * len(shape), list(shape)
+    c_axis = layout.find("C")
+    channels = shape[c_axis] if c_axis >= 0 else 1
+    std_arr = _per_channel(op, "std", std, channels)
+    if np.any(std_arr == 0):
+        raise InvalidArgumentError(
+            f"{op}: `std` must not be 0 (got {std_arr.tolist()}). Use std > 0."
+        )
+    mul = (np.float32(scale) / std_arr).astype(np.float32)
+    add = (np.float32(shift) - _per_channel(op, "mean", mean, channels) * mul).astype(np.float32)
+    perm = _output_perm(op, layout, output_layout)
+    out_extent = list(extent)
+    if pad_output and c_axis >= 0:
+        out_extent[c_axis] += 1
+    out_shape = tuple(out_extent[p] for p in perm)
+    w_axis = layout.find("W")
+    kwargs = {
+        "anchor": tuple(anchor),
+        "shape": tuple(extent),
+        "mirror_axis": w_axis if mirror and w_axis >= 0 else None,
+        "mul": mul,
+        "add": add,
+        "perm": perm,
+        "pad_output": bool(pad_output and c_axis >= 0),
+        "channel_axis": c_axis if c_axis >= 0 else None,
+        "fill_values": _fill_array(fill_values),
+        "dtype": np.dtype(dtype),
+    }
+    return KernelPlan(out_shape, np.dtype(dtype), kwargs)
+
+
+# ----------------------------------------------------------------------------- RRC
+
+
+def random_crop_window(
+    rng: np.random.Generator,
+    in_hw: Sequence[int],
+    random_area: Sequence[float] = (0.08, 1.0),
+    random_aspect_ratio: Sequence[float] = (3 / 4, 4 / 3),
+    num_attempts: int = 10,
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Sample a random-resized-crop window ``((y, x), (h, w))`` (also for ROI decoders).
+
+    Area fraction is uniform in ``random_area``; the aspect ratio (w / h) is log-uniform in
+    ``random_aspect_ratio``. Always draws ``4 * num_attempts`` uniforms, so the amount drawn
+    per sample does not depend on the image. When no attempt fits, the whole image is used,
+    cropped to the closest allowed aspect ratio and centred (DALI's fallback).
+
+    Examples
+    --------
+    >>> (y, x), (h, w) = random_crop_window(np.random.default_rng(0), (100, 200))
+    >>> 0 <= y <= 100 - h and 0 <= x <= 200 - w
+    True
+    """
+    op = "random_resized_crop"
+    area_lo, area_hi = (float(v) for v in random_area)
+    ar_lo, ar_hi = (float(v) for v in random_aspect_ratio)
+    if not (0 < area_lo <= area_hi and 0 < ar_lo <= ar_hi and num_attempts >= 1):
+        raise InvalidArgumentError(
+            f"{op}: need 0 < random_area[0] <= random_area[1], 0 < aspect ratio range and "
+            f"num_attempts >= 1 (got {random_area}, {random_aspect_ratio}, {num_attempts}). "
+            "Fix the ranges."
+        )
+    h_in, w_in = int(in_hw[0]), int(in_hw[1])
+    u = rng.random((int(num_attempts), 4))
+    log_lo, log_hi = math.log(ar_lo), math.log(ar_hi)
+    for a_u, r_u, y_u, x_u in u:
+        area = (area_lo + (area_hi - area_lo) * a_u) * h_in * w_in
+        ratio = math.exp(log_lo + (log_hi - log_lo) * r_u)
+        w = _round(math.sqrt(area * ratio))
+        h = _round(math.sqrt(area / ratio))
+        if 0 < w <= w_in and 0 < h <= h_in:
+            y = min(int(y_u * (h_in - h + 1)), h_in - h)
+            x = min(int(x_u * (w_in - w + 1)), w_in - w)
+            return (y, x), (h, w)
+    ratio_in = w_in / max(h_in, 1)
+    h, w = h_in, w_in
+    if ratio_in > ar_hi:
+        w = max(1, _round(h_in * ar_hi))
+    elif ratio_in < ar_lo:
+        h = max(1, _round(w_in / ar_lo))
+    return ((h_in - h) // 2, (w_in - w) // 2), (h, w)
+
+
+def random_resized_crop_params(
+    shape: Sequence[int],
+    layout: str,
+    *,
+    window: tuple[tuple[int, int], tuple[int, int]],
+    size: Any,
+    interp_type: Any = None,
+    mag_filter: Any = None,
+    min_filter: Any = None,
+    antialias: bool = True,
+    dtype: Any = None,
+) -> KernelPlan:
+    """Plan the deterministic part of ``random_resized_crop`` (kernel: ``resize.resize``).
+
+    ``window`` comes from :func:`random_crop_window` (the sampler).
+
+    Examples
+    --------
+    >>> random_resized_crop_params((100, 200, 3), "HWC", window=((0, 0), (50, 50)),
+    ...                            size=(32, 32)).shape
+    (32, 32, 3)
+    """
+    check_layout("random_resized_crop", shape, layout, min_spatial=2)
+    out = as_float_list("random_resized_crop", "size", size, 2)
+    if any(v <= 0 for v in out):
+        raise InvalidArgumentError(
+            f"random_resized_crop: `size` must be positive (got {size}). Give the output (H, W)."
+        )
+    return crop_resize_plan(
+        shape, layout, window, [int(v) for v in out], interp=interp_type,
+        min_filter=min_filter, mag_filter=mag_filter, antialias=antialias, dtype=dtype,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- flip
+
+
+def flip_params(
+    shape: Sequence[int],
+    layout: str,
+    *,
+    horizontal: int = 1,
+    vertical: int = 0,
+    depthwise: int = 0,
+) -> KernelPlan:
+    """Plan ``flip``: which axes to reverse (kernel: ``geometry.flip``).
+
+    Examples
+    --------
+    >>> flip_params((2, 3, 3), "HWC", vertical=1).kwargs["axes"]
+    (1, 0)
+    """
+    check_layout("flip", shape, layout, min_spatial=0)
+    axes = tuple(
+        layout.index(ch)
+        for ch, on in (("W", horizontal), ("H", vertical), ("D", depthwise))
+        if on and ch in layout
+    )
+    return KernelPlan(tuple(shape), None, {"axes": axes})
+
+
+# ----------------------------------------------------------------------------- slice
+
+
+def _named_axes(
+    op: str,
+    layout: str | None,
+    ndim: int,
+    axes: Sequence[int] | None,
+    axis_names: str | None,
+    default_names: str | None,
+    default_axes: Sequence[int] | None,
+) -> list[int]:
+    if axes is not None and axis_names is not None:
+        raise InvalidArgumentError(
+            f"{op}: give `axes` or `axis_names`, not both (got {axes} and {axis_names!r}). "
+            "Drop one."
+        )
+    names = axis_names if axis_names is not None else (None if axes is not None else default_names)
+    if names is not None and layout:
+        missing = [n for n in names if n not in layout]
+        if missing:
+            raise InvalidArgumentError(
+                f"{op}: axis names {missing} are not in the layout {layout!r}. "
+                "Use names from the layout."
+            )
+        return [layout.index(n) for n in names]
+    picked = list(axes) if axes is not None else list(default_axes or range(ndim))
+    out = []
+    for a in picked:
+        if not -ndim <= a < ndim:
+            raise InvalidArgumentError(
+                f"{op}: axis {a} is out of range for {ndim} dimensions. Use 0..{ndim - 1}."
+            )
+        out.append(a % ndim)
+    return out
+
+
+def slice_params(
+    shape: Sequence[int],
+    layout: str | None,
+    *,
+    anchor: Any = None,
+    slice_shape: Any = None,
+    start: Any = None,
+    end: Any = None,
+    rel_start: Any = None,
+    rel_end: Any = None,
+    rel_shape: Any = None,
+    shape_arg: Any = None,
+    axes: Sequence[int] | None = None,
+    axis_names: str | None = None,
+    normalized_anchor: bool = True,
+    normalized_shape: bool = True,
+    out_of_bounds_policy: str = "error",
+    fill_values: Any = 0,
+    dtype: Any = None,
+) -> KernelPlan:
+    """Plan ``slice``: turn any anchor/shape form into an integer box (kernel: ``geometry.slice``).
+
+    ``anchor``/``slice_shape`` are the positional inputs (scaled by the extent when
+    ``normalized_anchor``/``normalized_shape``); ``shape_arg`` is the ``shape`` keyword.
+
+    Examples
+    --------
+    >>> slice_params((20, 30, 1), "HWC", rel_start=(0.13, 0.27), rel_shape=(0.5, 0.33)).shape
+    (7, 15, 1)
+    """
+    op = "slice"
+    ndim = len(shape)
+    ax = _named_axes(op, layout, ndim, axes, axis_names, "WH", (1, 0))
+    ext = [float(shape[a]) for a in ax]
+    n = len(ax)
+
+    def vec(name: str, v: Any, scale: bool) -> list[float]:
+        vals = as_float_list(op, name, v, n)
+        return [x * e for x, e in zip(vals, ext)] if scale else vals
+
+    if sum(v is not None for v in (start, rel_start)) + (anchor is not None) > 1:
+        raise InvalidArgumentError(
+            f"{op}: give only one of anchor input, `start`, `rel_start` (got several). "
+            "Drop the rest."
+        )
+    ends = sum(v is not None for v in (end, rel_end, shape_arg, rel_shape, slice_shape))
+    if ends > 1:
+        raise InvalidArgumentError(
+            f"{op}: give only one of shape input, `end`, `rel_end`, `shape`, `rel_shape` "
+            f"(got {ends}). Drop the rest."
+        )
+    if anchor is not None:
+        lo = vec("anchor", anchor, normalized_anchor)
+    elif start is not None:
+        lo = vec("start", start, False)
+    elif rel_start is not None:
+        lo = vec("rel_start", rel_start, True)
+    else:
+        lo = [0.0] * n
+    if slice_shape is not None:
+        hi = [a + s for a, s in zip(lo, vec("shape", slice_shape, normalized_shape))]
+    elif shape_arg is not None:
+        hi = [a + s for a, s in zip(lo, vec("shape", shape_arg, False))]
+    elif rel_shape is not None:
+        hi = [a + s for a, s in zip(lo, vec("rel_shape", rel_shape, True))]
+    elif end is not None:
+        hi = vec("end", end, False)
+    elif rel_end is not None:
+        hi = vec("rel_end", rel_end, True)
+    else:
+        hi = ext
+    box_lo, box_ext = [0] * ndim, list(shape)
+    for i, a in enumerate(ax):
+        a0, a1 = _round(lo[i]), _round(hi[i])
+        if a1 < a0:
+            raise InvalidArgumentError(
+                f"{op}: the slice end is before its start on axis {a} (got {a0}..{a1}). "
+                "Give a non-negative shape."
+            )
+        box_lo[a], box_ext[a] = a0, a1 - a0
+    box_lo, box_ext = apply_oob_policy(op, box_lo, box_ext, shape, out_of_bounds_policy)
+    c_axis = layout.find("C") if layout else -1
+    return _window_plan(
+        op, shape, box_lo, box_ext, fill_values, dtype, c_axis if c_axis >= 0 else None
+    )
+
+
+# ----------------------------------------------------------------------------- pad
+
+
+def pad_params(
+    in_shape: Sequence[int],
+    layout: str | None,
+    /,
+    *,
+    axes: Sequence[int] | None = None,
+    axis_names: str | None = None,
+    shape: Any = None,
+    align: Any = None,
+    fill_value: float = 0.0,
+    batch_max_shape: Sequence[int] | None = None,
+) -> KernelPlan:
+    """Plan ``pad``: pad the end of chosen axes (kernel: ``geometry.pad``).
+
+    ``shape`` entries of -1 (or no ``shape``) mean the largest extent in the batch, which
+    the framework passes as ``batch_max_shape``; an extent below the input's keeps the input's.
+    Extents are then rounded up to ``align``.
+
+    Examples
+    --------
+    >>> pad_params((3, 5), "HW", shape=(-1, 8), align=4, batch_max_shape=(6, 5)).shape
+    (8, 8)
+    """
+    op = "pad"
+    ndim = len(in_shape)
+    ax = _named_axes(op, layout, ndim, axes, axis_names, None, None)
+    n = len(ax)
+    target = [-1.0] * n if shape is None else as_float_list(op, "shape", shape, n)
+    aligns = [1.0] * n if align is None else as_float_list(op, "align", align, n)
+    maxs = list(batch_max_shape) if batch_max_shape is not None else list(in_shape)
+    out = list(in_shape)
+    for i, a in enumerate(ax):
+        # A requested extent below the input's keeps the input's (DALI never trims).
+        ext = max(int(maxs[a]) if target[i] < 0 else int(target[i]), int(in_shape[a]))
+        al = max(int(aligns[i]), 1)
+        out[a] = -(-ext // al) * al
+    return KernelPlan(tuple(out), None, {"out_shape": tuple(out), "fill_value": float(fill_value)})
+
+
+# ----------------------------------------------------------------------------- paste
+
+
+def paste_params(
+    shape: Sequence[int],
+    layout: str,
+    *,
+    ratio: float,
+    paste_x: float = 0.5,
+    paste_y: float = 0.5,
+    fill_value: Any = 0,
+    min_canvas_size: float = 0.0,
+) -> KernelPlan:
+    """Plan ``paste``: place the image on a larger canvas (kernel: ``geometry.paste``).
+
+    Examples
+    --------
+    >>> paste_params((10, 20, 3), "HWC", ratio=2.0, paste_x=0.0).kwargs["anchor"]
+    (5, 0, 0)
+    """
+    op = "paste"
+    check_layout(op, shape, layout, min_spatial=2)
+    if ratio < 1:
+        raise InvalidArgumentError(
+            f"{op}: `ratio` must be >= 1 (got {ratio}). Use a canvas at least as big."
+        )
+    if not (0 <= paste_x <= 1 and 0 <= paste_y <= 1):
+        raise InvalidArgumentError(
+            f"{op}: `paste_x`/`paste_y` must lie in [0, 1] (got {paste_x}, {paste_y}). Clamp them."
+        )
+    h_ax, w_ax = layout.index("H"), layout.index("W")
+    out = list(shape)
+    anchor = [0] * len(shape)
+    for ax, pos in ((h_ax, paste_y), (w_ax, paste_x)):
+        out[ax] = max(int(shape[ax] * ratio), int(min_canvas_size))
+        anchor[ax] = int(pos * (out[ax] - shape[ax]))
+    c_axis = layout.find("C")
+    kwargs = {
+        "anchor": tuple(anchor),
+        "out_shape": tuple(out),
+        "fill_values": _fill_array(fill_value),
+        "channel_axis": c_axis if c_axis >= 0 else None,
+    }
+    return KernelPlan(tuple(out), None, kwargs)
+
+
+# ----------------------------------------------------------------------------- erase
+
+
+def erase_params(
+    shape: Sequence[int],
+    layout: str | None,
+    *,
+    anchor: Any = (),
+    erase_shape: Any = (),
+    axes: Sequence[int] | None = None,
+    axis_names: str | None = None,
+    fill_value: Any = 0,
+    normalized_anchor: bool = False,
+    normalized_shape: bool = False,
+    normalized: bool | None = None,
+    centered_anchor: bool = False,
+) -> KernelPlan:
+    """Plan ``erase``: boxes to fill (kernel: ``geometry.erase``). ``erase_shape`` = ``shape`` arg.
+
+    Without ``axes``/``axis_names`` every axis but ``C`` is given per region. Starts and
+    extents are truncated to integers separately (as DALI does), then clipped to the input.
+
+    Examples
+    --------
+    >>> erase_params((300, 300, 3), "HWC", anchor=(10, 20), erase_shape=(190, 200),
+    ...              axis_names="HW").kwargs["boxes"]
+    (((10, 20, 0), (200, 220, 3)),)
+    """
+    op = "erase"
+    ndim = len(shape)
+    default = [i for i in range(ndim) if not layout or layout[i] != "C"]
+    ax = _named_axes(op, layout, ndim, axes, axis_names, None, default)
+    if normalized is not None:
+        normalized_anchor = normalized_shape = bool(normalized)
+    a_vals = np.asarray(anchor, dtype=np.float64).ravel()
+    s_vals = np.asarray(erase_shape, dtype=np.float64).ravel()
+    n = len(ax)
+    if a_vals.size != s_vals.size or a_vals.size % max(n, 1):
+        raise InvalidArgumentError(
+            f"{op}: `anchor` and `shape` must both hold {n} values per region "
+            f"(got {a_vals.size} and {s_vals.size}). Give matching, complete regions."
+        )
+    boxes = []
+    for r in range(a_vals.size // max(n, 1)):
+        lo, hi = [0] * ndim, list(shape)
+        for i, a in enumerate(ax):
+            st = a_vals[r * n + i] * (shape[a] if normalized_anchor else 1)
+            ex = s_vals[r * n + i] * (shape[a] if normalized_shape else 1)
+            if centered_anchor:
+                st -= ex / 2
+            lo[a] = min(max(int(st), 0), shape[a])
+            hi[a] = min(max(int(st) + int(ex), 0), shape[a])
+        boxes.append((tuple(lo), tuple(hi)))
+    c_axis = layout.find("C") if layout else -1
+    kwargs = {
+        "boxes": tuple(boxes),
+        "fill_values": _fill_array(fill_value),
+        "channel_axis": c_axis if c_axis >= 0 else None,
+    }
+    return KernelPlan(tuple(shape), None, kwargs)

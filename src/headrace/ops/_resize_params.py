@@ -1,0 +1,555 @@
+"""Parameter math of the resize family (``resize``, ``resize_crop_mirror``, ``tensor_resize``).
+
+Output-size rules follow DALI 2.4: the requested extents are combined according to ``mode``
+(missing extents scaled by the geometric mean of the given scales in ``"default"`` mode, kept
+in ``"stretch"`` mode, a common scale in ``"not_smaller"``/``"not_larger"``), limited by
+``max_size``, rounded half away from zero, and - with ``subpixel_scale`` - the input ROI is
+widened or narrowed around its centre so that the scale stays the fractional one that was
+asked for. The arithmetic is done in float32 where DALI uses ``float``, so shapes agree with
+DALI exactly (checked by the tests over many combinations).
+
+Resampling is separable. Each spatial axis gets a filter: nearest neighbour, or a tabulated
+window (triangle, Gaussian, Catmull-Rom cubic, Lanczos-3) whose support grows with the
+downscale factor when ``antialias`` is on. :func:`axis_weights` turns one axis into source
+indices and normalised coefficients, exactly as DALI's CPU resampler does (float32).
+
+Examples
+--------
+>>> plan = resize_params((480, 640, 3), "HWC", resize_shorter=256)
+>>> plan.shape
+(256, 341, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace.ops._geometry_common import (
+    KernelPlan,
+    as_float_list,
+    check_choice,
+    check_layout,
+    spatial_axes,
+)
+from headrace.types import DALIInterpType
+from headrace.types import interp_type as _to_interp
+
+_f32 = np.float32
+RESIZE_MODES = ("default", "stretch", "not_smaller", "not_larger")
+
+
+# ----------------------------------------------------------------------------- filters
+
+
+@dataclass(frozen=True)
+class AxisFilter:
+    """Resampling filter for one axis.
+
+    Attributes
+    ----------
+    kind : str
+        ``"nn"``, ``"triangular"`` (linear interpolation is a triangle of support 2),
+        ``"gaussian"``, ``"cubic"`` or ``"lanczos3"``.
+    support : float
+        Width of the window in input pixels (ignored for ``"nn"``).
+    """
+
+    kind: str
+    support: float = 2.0
+
+
+@cache
+def _table(kind: str) -> np.ndarray:
+    """Tabulated window, sampled as DALI samples it (linear interpolation between entries)."""
+    if kind == "triangular":
+        return np.array([0, 1, 0], dtype=_f32)
+    n = {"gaussian": 65, "cubic": 129, "lanczos3": 193}[kind]
+    half = _f32((n - 1) * 0.5)
+    i = np.arange(n, dtype=_f32)
+    if kind == "gaussian":
+        x = _f32(4) * (i - half) / _f32(n - 1)
+        return np.exp(-x * x).astype(_f32)
+    if kind == "cubic":
+        x = np.abs(_f32(4) * (i - half) / _f32(n - 1))
+        x2, x3 = x * x, x * x * x
+        near = _f32(1.5) * x3 - _f32(2.5) * x2 + _f32(1)
+        far = _f32(-0.5) * x3 + _f32(2.5) * x2 - _f32(4) * x + _f32(2)
+        return np.where(x >= 2, 0, np.where(x > 1, far, near)).astype(_f32)
+    x = _f32(6) * (i - half) / _f32(n - 1)
+    val = (np.sinc(x.astype(np.float64)) * np.sinc(x.astype(np.float64) / 3)).astype(_f32)
+    return np.where(np.abs(x) >= 3, _f32(0), val).astype(_f32)
+
+
+def _filter_support(kind: str, radius: float) -> float:
+    """Window width for a filter of the given radius (DALI's rescale rules)."""
+    r = float(_f32(radius))
+    if kind == "cubic":
+        return max(4.0, 2 * r)
+    if kind == "lanczos3":
+        return 2 * max(3.0, r)
+    return max(1.0, 2 * r)
+
+
+def _default_radius(kind: str, in_size: float, out_size: float, antialias: bool) -> float:
+    base = {"triangular": 1.0, "gaussian": 1.0, "cubic": 2.0, "lanczos3": 3.0}[kind]
+    if antialias and in_size > out_size:
+        return base * float(_f32(in_size) / _f32(out_size))
+    return base
+
+
+def axis_weights(
+    in_len: int, out_len: int, lo: float, hi: float, flt: AxisFilter
+) -> tuple[np.ndarray, np.ndarray]:
+    """Source indices and coefficients for resampling one axis.
+
+    Output pixel ``j`` is ``sum_k coeffs[j, k] * src[clip(idx[j] + k, 0, in_len - 1)]``.
+
+    Parameters
+    ----------
+    in_len, out_len : int
+        Input and output extents.
+    lo, hi : float
+        Input region mapped onto the output (``lo > hi`` mirrors).
+    flt : AxisFilter
+        Filter of the axis (not ``"nn"``).
+
+    Returns
+    -------
+    idx : numpy.ndarray of int32, shape (out_len,)
+    coeffs : numpy.ndarray of float32, shape (out_len, support)
+
+    Examples
+    --------
+    >>> idx, c = axis_weights(4, 2, 0.0, 4.0, AxisFilter("triangular", 2.0))
+    >>> idx.tolist(), c.tolist()
+    ([0, 2], [[0.5, 0.5], [0.5, 0.5]])
+    """
+    table = _table(flt.kind)
+    n_coeffs = table.size
+    tscale = _f32(n_coeffs - 1) / _f32(flt.support)
+    anchor = _f32(flt.support) * _f32(0.5)
+    support = max(1, math.ceil(_f32(n_coeffs - 1) / tscale))
+    scale = (_f32(hi) - _f32(lo)) / _f32(out_len)
+    origin = _f32(lo) + _f32(0.5) * scale - _f32(0.5) - anchor
+    sx0f = np.arange(out_len, dtype=_f32) * scale + origin
+    sx0 = np.ceil(sx0f)
+    f0 = (sx0 - sx0f).astype(_f32)
+    t = (f0[:, None] + np.arange(support, dtype=_f32)[None, :]) * tscale
+    t0 = np.floor(t)
+    frac = (t - t0).astype(_f32)
+    i0 = t0.astype(np.int64)
+    padded = np.concatenate([[_f32(0)], table, [_f32(0)]])
+    c0 = padded[np.clip(i0 + 1, 0, n_coeffs + 1)]
+    c1 = padded[np.clip(i0 + 2, 0, n_coeffs + 1)]
+    coeffs = (c0 + frac * (c1 - c0)).astype(_f32)
+    coeffs[(t <= -1) | (t >= n_coeffs)] = 0
+    total = coeffs.sum(axis=1, dtype=_f32)
+    nz = total != 0
+    coeffs[nz] /= total[nz, None]
+    del in_len  # indices are clamped by the kernels
+    return sx0.astype(np.int32), coeffs
+
+
+def nn_indices(in_len: int, out_len: int, lo: float, hi: float, outer: bool) -> np.ndarray:
+    """Source indices of nearest-neighbour resampling along one axis (DALI's rounding).
+
+    ``outer`` axes accumulate the source position step by step in float32, as DALI does.
+
+    Examples
+    --------
+    >>> nn_indices(4, 2, 0.0, 4.0, outer=False).tolist()
+    [1, 3]
+    """
+    scale = (_f32(hi) - _f32(lo)) / _f32(out_len)
+    if outer:
+        steps = np.full(out_len, scale, dtype=_f32)
+        steps[0] = _f32(lo) + _f32(0.5) * scale
+        pos = np.cumsum(steps, dtype=_f32)
+    else:
+        pos = _f32(lo) + (np.arange(out_len, dtype=_f32) + _f32(0.5)) * scale
+    return np.clip(np.floor(pos), 0, in_len - 1).astype(np.intp)
+
+
+def axis_matrix(in_len: int, out_len: int, lo: float, hi: float, flt: AxisFilter) -> np.ndarray:
+    """Dense ``(out_len, in_len)`` float32 resampling matrix for one axis (used by torch).
+
+    Examples
+    --------
+    >>> axis_matrix(2, 1, 0.0, 2.0, AxisFilter("triangular", 2.0)).tolist()
+    [[0.5, 0.5]]
+    """
+    mat = np.zeros((out_len, in_len), dtype=_f32)
+    rows = np.arange(out_len)
+    if flt.kind == "nn":
+        mat[rows, nn_indices(in_len, out_len, lo, hi, outer=False)] = 1
+        return mat
+    idx, coeffs = axis_weights(in_len, out_len, lo, hi, flt)
+    for k in range(coeffs.shape[1]):
+        np.add.at(mat, (rows, np.clip(idx + k, 0, in_len - 1)), coeffs[:, k])
+    return mat
+
+
+# ----------------------------------------------------------------------------- filter choice
+
+
+def _filter_kinds(
+    interp: Any, min_filter: Any, mag_filter: Any, antialias: bool
+) -> tuple[str, str, bool]:
+    """Resolve (min kind, mag kind) from the interpolation arguments, as DALI does."""
+    names = {
+        DALIInterpType.INTERP_NN: "nn",
+        DALIInterpType.INTERP_LINEAR: "triangular",
+        DALIInterpType.INTERP_TRIANGULAR: "triangular",
+        DALIInterpType.INTERP_CUBIC: "cubic",
+        DALIInterpType.INTERP_LANCZOS3: "lanczos3",
+        DALIInterpType.INTERP_GAUSSIAN: "gaussian",
+    }
+    min_src = min_filter if min_filter is not None else interp
+    mag_src = mag_filter if mag_filter is not None else interp
+    min_kind = "triangular" if min_src is None else names[_to_interp(min_src)]
+    mag_kind = "triangular" if mag_src is None else names[_to_interp(mag_src)]
+    return min_kind, mag_kind, antialias
+
+
+def choose_filter(
+    min_kind: str, mag_kind: str, antialias: bool, in_size: float, out_size: int
+) -> AxisFilter:
+    """Pick the filter of one axis: the minifying one when the axis shrinks.
+
+    Examples
+    --------
+    >>> choose_filter("triangular", "triangular", True, 400.0, 100)
+    AxisFilter(kind='triangular', support=8.0)
+    """
+    shrinking = out_size < in_size
+    kind = min_kind if shrinking else mag_kind
+    if kind == "nn":
+        return AxisFilter("nn", 1.0)
+    radius = _default_radius(kind, in_size, out_size, antialias and shrinking)
+    return AxisFilter(kind, _filter_support(kind, radius))
+
+
+# ----------------------------------------------------------------------------- sizes
+
+
+def _round_half_away(v: float) -> int:
+    return math.floor(abs(v) + 0.5) * (1 if v >= 0 else -1)
+
+
+def _adjust_output_size(
+    req: list[np.float32], in_size: list[np.float32], mode: str, max_size: list[float] | None
+) -> list[np.float32]:
+    """DALI's extent resolution (float/double mix reproduced)."""
+    ndim = len(req)
+    out = list(req)
+    mask = [bool(out[d] != 0 and in_size[d] != 0) for d in range(ndim)]
+    scale = [float(out[d] / in_size[d]) if in_size[d] else 1.0 for d in range(ndim)]
+    provided = sum(mask)
+    if provided == 0:
+        return list(in_size)
+
+    def limit(d: int) -> None:
+        if max_size is not None and max_size[d] > 0 and abs(out[d]) > max_size[d]:
+            out[d] = _f32(math.copysign(max_size[d], out[d]))
+
+    if mode in ("default", "stretch"):
+        if provided < ndim:
+            if mode == "default":
+                avg = 1.0
+                for d in range(ndim):
+                    if mask[d]:
+                        avg *= abs(scale[d])
+                if provided > 1:
+                    avg = avg ** (1.0 / provided)
+            for d in range(ndim):
+                if not mask[d]:
+                    out[d] = _f32(float(in_size[d]) * avg) if mode == "default" else in_size[d]
+        for d in range(ndim):
+            limit(d)
+        return out
+    final = 0.0
+    first = True
+    for d in range(ndim):
+        if mask[d]:
+            s = float(_f32(abs(scale[d])))
+            if (
+                first
+                or (mode == "not_smaller" and s > final)
+                or (mode == "not_larger" and s < final)
+            ):
+                final = s
+            first = False
+    if max_size is not None:
+        for d in range(ndim):
+            if max_size[d] > 0:
+                s = float(max_size[d]) / float(in_size[d])
+                final = min(final, s)
+    for d in range(ndim):
+        if not mask[d] or abs(scale[d]) != final:
+            sc = math.copysign(final, scale[d])
+            out[d] = _f32(float(in_size[d]) * sc)
+    return out
+
+
+@dataclass(frozen=True)
+class ResizeWindow:
+    """Per-spatial-axis result of DALI's size logic: output extents and input ROI."""
+
+    out_size: tuple[int, ...]
+    roi_lo: tuple[float, ...]
+    roi_hi: tuple[float, ...]
+
+
+def resize_window(
+    in_size: Sequence[int],
+    requested: Sequence[float],
+    *,
+    mode: str = "default",
+    max_size: Sequence[float] | None = None,
+    roi_start: Sequence[float] | None = None,
+    roi_end: Sequence[float] | None = None,
+    roi_relative: bool = False,
+    subpixel_scale: bool = True,
+) -> ResizeWindow:
+    """Output extents and source ROI for the spatial extents ``in_size`` (outermost first).
+
+    ``requested`` holds one requested extent per axis (0 = unspecified, negative = flip).
+
+    Examples
+    --------
+    >>> resize_window((480, 640), (256, 256), mode="not_smaller").out_size
+    (256, 341)
+    """
+    ndim = len(in_size)
+    empty_input = any(s == 0 for s in in_size)
+    lo: list[np.float32] = []
+    hi: list[np.float32] = []
+    for d in range(ndim):
+        if roi_start is not None and roi_end is not None and in_size[d] > 0:
+            a, b = float(_f32(roi_start[d])), float(_f32(roi_end[d]))
+            if roi_relative:
+                a *= in_size[d]
+                b *= in_size[d]
+            if abs(b - a) < 1e-3:
+                off = float(_f32(0.5e-3)) * (1 if a <= b else -1)
+                a, b = a - off, b + off
+            lo.append(_f32(a))
+            hi.append(_f32(b))
+        else:
+            lo.append(_f32(0))
+            hi.append(_f32(in_size[d]))
+    req = [_f32(r) for r in requested]
+    sizes: list[np.float32] = []
+    for d in range(ndim):
+        sz = hi[d] - lo[d]
+        if sz < 0:
+            lo[d], hi[d] = hi[d], lo[d]
+            req[d] = -req[d]
+            sz = -sz
+        sizes.append(_f32(sz))
+    out = _adjust_output_size(req, sizes, mode, None if max_size is None else list(max_size))
+    min_size = 0 if empty_input else 1
+    out_size: list[int] = []
+    for d in range(ndim):
+        if lo[d] == hi[d] and out[d] != 0:
+            raise ShapeError(
+                f"resize: cannot produce a non-empty output from an empty input region "
+                f"(got input extents {tuple(in_size)}). Give a non-empty input or ROI."
+            )
+        o = float(out[d])
+        dst = max(min_size, _round_half_away(abs(o)))
+        out_size.append(dst)
+        if o < 0:
+            lo[d], hi[d] = hi[d], lo[d]
+        if subpixel_scale and dst != abs(o):
+            adj = min(max(dst / abs(o), -10.0), 10.0)
+            center = (float(lo[d]) + float(hi[d])) * 0.5
+            lo[d] = _f32(min(max(center + (float(lo[d]) - center) * adj, -1e9), 1e9))
+            hi[d] = _f32(min(max(center + (float(hi[d]) - center) * adj, -1e9), 1e9))
+    return ResizeWindow(tuple(out_size), tuple(float(v) for v in lo), tuple(float(v) for v in hi))
+
+
+def _spatial_info(op: str, shape: Sequence[int], layout: str) -> tuple[int, ...]:
+    check_layout(op, shape, layout)
+    axes = spatial_axes(layout)
+    if axes != tuple(range(axes[0], axes[0] + len(axes))):
+        raise ShapeError(
+            f"{op}: spatial dimensions must be adjacent, as in HWC (got layout {layout!r}). "
+            "Transpose the data first."
+        )
+    return axes
+
+
+def _resolve_dtype(op: str, dtype: Any) -> np.dtype | None:
+    if dtype is None:
+        return None
+    return np.dtype(dtype)
+
+
+def resize_params(
+    shape: Sequence[int],
+    layout: str,
+    *,
+    size: Any = None,
+    resize_x: float | None = None,
+    resize_y: float | None = None,
+    resize_z: float | None = None,
+    resize_shorter: float | None = None,
+    resize_longer: float | None = None,
+    max_size: Any = None,
+    mode: str | None = None,
+    interp_type: Any = None,
+    min_filter: Any = None,
+    mag_filter: Any = None,
+    antialias: bool = True,
+    roi_start: Any = None,
+    roi_end: Any = None,
+    roi_relative: bool = False,
+    subpixel_scale: bool = True,
+    dtype: Any = None,
+    input_dtype: Any = None,
+) -> KernelPlan:
+    """Plan ``resize`` for one sample.
+
+    Arguments left as ``None`` count as "not specified" (DALI distinguishes that from a
+    value equal to the default). ``dtype`` must be ``None``, the input type or float32.
+
+    Returns
+    -------
+    KernelPlan
+        ``kwargs`` holds ``out_size``, ``roi_lo``, ``roi_hi`` (floats per spatial axis) and
+        ``filters`` (one :class:`AxisFilter` per spatial axis).
+
+    Examples
+    --------
+    >>> p = resize_params((100, 200, 3), "HWC", size=[50, 0])
+    >>> p.shape, p.kwargs["filters"][0].support
+    ((50, 100, 3), 4.0)
+    """
+    op = "resize"
+    axes = _spatial_info(op, shape, layout)
+    ndim = len(axes)
+    in_size = [int(shape[a]) for a in axes]
+    separate = [v is not None for v in (resize_x, resize_y, resize_z)]
+    methods = any(separate) + (size is not None) + (resize_shorter is not None)
+    methods += resize_longer is not None
+    if methods != 1:
+        raise InvalidArgumentError(
+            f"{op}: exactly one way of giving the size is allowed (got {methods}). Use one of "
+            "`size`, `resize_x`/`resize_y`/`resize_z`, `resize_shorter` or `resize_longer`."
+        )
+    if (resize_shorter is not None) + (resize_longer is not None) + (mode is not None) > 1:
+        raise InvalidArgumentError(
+            f"{op}: `resize_shorter`, `resize_longer` and `mode` are mutually exclusive "
+            f"(got mode={mode!r}). Drop `mode` or use `size`."
+        )
+    if (roi_start is None) != (roi_end is None):
+        raise InvalidArgumentError(
+            f"{op}: `roi_start` and `roi_end` must be given together (got only one). "
+            "Pass both or neither."
+        )
+    if resize_shorter is not None:
+        mode_ = "not_smaller"
+        requested = [float(resize_shorter)] * ndim
+    elif resize_longer is not None:
+        mode_ = "not_larger"
+        requested = [float(resize_longer)] * ndim
+    else:
+        mode_ = check_choice(op, "mode", mode if mode is not None else "default", RESIZE_MODES)
+        if size is not None:
+            requested = as_float_list(op, "size", size, ndim)
+        else:
+            xyz = [resize_x or 0.0, resize_y or 0.0, resize_z or 0.0]
+            requested = [float(v) for v in reversed(xyz[:ndim])]
+    max_l = None if max_size is None else as_float_list(op, "max_size", max_size, ndim)
+    roi_s = roi_e = None
+    if roi_start is not None:
+        roi_s = as_float_list(op, "roi_start", roi_start, ndim)
+        roi_e = as_float_list(op, "roi_end", roi_end, ndim)
+    win = resize_window(
+        in_size,
+        requested,
+        mode=mode_,
+        max_size=max_l,
+        roi_start=roi_s,
+        roi_end=roi_e,
+        roi_relative=roi_relative,
+        subpixel_scale=subpixel_scale,
+    )
+    out_dtype = _resolve_dtype(op, dtype)
+    if out_dtype is not None and input_dtype is not None:
+        if out_dtype not in (np.dtype(input_dtype), np.dtype(np.float32)):
+            raise InvalidArgumentError(
+                f"{op}: `dtype` must be the input type or float (got {out_dtype}). "
+                "Cast after resizing for other types."
+            )
+    kinds = _filter_kinds(interp_type, min_filter, mag_filter, bool(antialias))
+    return _plan_from_window(shape, axes, win, kinds, out_dtype)
+
+
+def _plan_from_window(
+    shape: Sequence[int],
+    axes: tuple[int, ...],
+    win: ResizeWindow,
+    kinds: tuple[str, str, bool],
+    out_dtype: np.dtype | None,
+) -> KernelPlan:
+    filters = tuple(
+        choose_filter(*kinds, abs(h - l), o)
+        for l, h, o in zip(win.roi_lo, win.roi_hi, win.out_size)
+    )
+    out_shape = list(shape)
+    for a, o in zip(axes, win.out_size):
+        out_shape[a] = o
+    kwargs = {
+        "out_size": win.out_size,
+        "roi_lo": win.roi_lo,
+        "roi_hi": win.roi_hi,
+        "filters": filters,
+        "dtype": out_dtype,
+    }
+    return KernelPlan(tuple(out_shape), out_dtype, kwargs)
+
+
+def crop_resize_plan(
+    shape: Sequence[int],
+    layout: str,
+    window: tuple[Sequence[float], Sequence[float]],
+    out_size: Sequence[int],
+    *,
+    interp: Any = None,
+    min_filter: Any = None,
+    mag_filter: Any = None,
+    antialias: bool = True,
+    mirror: Sequence[bool] | None = None,
+    dtype: Any = None,
+) -> KernelPlan:
+    """Plan a resize of the input region ``window`` = (start, extent) to ``out_size``.
+
+    Used by ``random_resized_crop``, ``resize_crop_mirror`` and the ROI-aware decoders.
+    ``mirror`` flips chosen spatial axes (outermost first).
+
+    Examples
+    --------
+    >>> crop_resize_plan((10, 10, 3), "HWC", ((2, 2), (4, 4)), (8, 8)).shape
+    (8, 8, 3)
+    """
+    axes = _spatial_info("resize", shape, layout)
+    start, extent = window
+    lo, hi = [], []
+    for d in range(len(axes)):
+        a, b = float(start[d]), float(start[d]) + float(extent[d])
+        if mirror is not None and mirror[d]:
+            a, b = b, a
+        lo.append(a)
+        hi.append(b)
+    win = ResizeWindow(tuple(int(o) for o in out_size), tuple(lo), tuple(hi))
+    kinds = _filter_kinds(interp, min_filter, mag_filter, bool(antialias))
+    return _plan_from_window(shape, axes, win, kinds, _resolve_dtype("resize", dtype))

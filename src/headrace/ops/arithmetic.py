@@ -1,0 +1,122 @@
+"""Element-wise arithmetic behind the Tensor/Batch operators and ``ndd.math``.
+
+Operands may be ``Tensor``, ``Batch``, Python scalars/lists or arrays; samples broadcast
+NumPy-style. Result types follow the reference's promotion table
+(:func:`headrace._core.dtype.promote`): ``/`` of integers gives float32, comparisons give
+bool. CPU and GPU operands cannot be mixed.
+
+Examples
+--------
+>>> import headrace as ndd
+>>> b = ndd.batch([[1, 2, 3], [4, 5]])
+>>> [t.torch().tolist() for t in b + ndd.batch([[5], [42]])]
+[[6, 7, 8], [46, 47]]
+>>> (ndd.tensor([1, 2], dtype=ndd.uint8) + 1).dtype is ndd.int32
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from headrace._core import dtype as _dt
+from headrace._core.batch import Batch
+from headrace._core.errors import InvalidArgumentError
+from headrace._core.tensor import Tensor
+from headrace.ops._schema import Arg, OpSchema, to_str
+
+ARITH = OpSchema(
+    "arithmetic_generic_op",
+    inputs=("inputs",),
+    variadic=True,
+    args=(Arg("expression", to_str, "add"),),
+    gpu_module="headrace.backends.torch.arithmetic",
+)
+
+UNARY_FLOAT = (
+    "sqrt rsqrt cbrt exp log log2 log10 fabs floor ceil sin cos tan asin acos atan sinh cosh "
+    "tanh asinh acosh atanh"
+).split()
+COMPARISONS = ("eq", "neq", "lt", "leq", "gt", "geq")
+BITWISE = ("bitand", "bitor", "bitxor", "bitnot", "lshift", "rshift")
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_const_cache: dict[tuple[type, Any], Tensor] = {}
+
+
+def _constant(v: Any) -> Tensor:
+    key = (type(v), v)
+    t = _const_cache.get(key)
+    if t is not None:
+        return t
+    if isinstance(v, bool):
+        arr, dt = np.asarray(v, np.bool_), _dt.bool_
+    elif isinstance(v, int):
+        if not _INT32_MIN <= v <= _INT32_MAX:
+            raise OverflowError(
+                f"The integer constant {v} does not fit in int32. Wrap it in a tensor of a wider "
+                "type, e.g. ndd.tensor(np.int64(v))."
+            )
+        arr, dt = np.asarray(v, np.int32), _dt.int32
+    else:
+        arr, dt = np.asarray(v, np.float32), _dt.float32
+    t = Tensor._wrap(arr, dt, None, _cpu())
+    if len(_const_cache) < 4096:
+        _const_cache[key] = t
+    return t
+
+
+def _cpu() -> Any:
+    from headrace._core.device import CPU
+
+    return CPU
+
+
+def _operand(v: Any) -> Tensor | Batch:
+    if isinstance(v, (Tensor, Batch)):
+        return v
+    if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
+        return _constant(v)
+    if type(v).__name__ == "_InvariantProxy":
+        from headrace.capture import _unwrap
+
+        return _operand(_unwrap(v))
+    return Tensor(v)
+
+
+def arithmetic(name: str, *operands: Any) -> Any:
+    """Apply the element-wise operation ``name`` to the operands."""
+    ops = []
+    kinds = set()
+    for v in operands:
+        o = _operand(v)
+        if not isinstance(v, (bool, int, float, list, tuple)):
+            kinds.add(o.device.device_type)
+        ops.append(o)
+    if len(kinds) > 1:
+        raise InvalidArgumentError("Cannot mix GPU and CPU inputs.")
+    device = "gpu" if "gpu" in kinds else None
+    return ARITH.call(ops, device=device, expression=name)
+
+
+def result_dtype(name: str, dts: list[_dt.DType]) -> tuple[_dt.DType, _dt.DType]:
+    """(compute type, output type) of ``name`` for operand types ``dts``."""
+    t = dts[0]
+    for d in dts[1:]:
+        t = _dt.promote(t, d)
+    if name in COMPARISONS:
+        return t, _dt.bool_
+    if name in BITWISE:
+        if t.is_float:
+            raise InvalidArgumentError(
+                f"Bitwise operation {name!r} needs integer or bool operands (got {t})."
+            )
+        return t, t
+    if name in ("fdiv", "fpow", "atan2") or name in UNARY_FLOAT:
+        ft = t if t.is_float else _dt.float32
+        return ft, ft
+    return t, t
+
+
+from headrace.backends.cpu import arithmetic as _cpu_kernels  # noqa: E402,F401 - registers kernels

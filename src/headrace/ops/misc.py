@@ -1,0 +1,420 @@
+"""Basic operators: copy, cast, reshape, transpose, expand_dims, squeeze, zeros/ones/full,
+shapes, stack, cat, one_hot, per_frame and the per-sample subscript behind ``Batch.slice``.
+
+Examples
+--------
+>>> import numpy as np
+>>> import headrace as ndd
+>>> x = ndd.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), layout="HW")
+>>> ndd.transpose(x, perm=[1, 0]).layout
+'WH'
+>>> ndd.cast(ndd.tensor([1.6, -0.4]), dtype=ndd.uint8).torch().tolist()
+[2, 0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from headrace._core import indexing as _ix
+from headrace._core.batch import Batch
+from headrace._core.device import device as _to_device
+from headrace._core.tensor import Tensor
+from headrace.ops._schema import (
+    _NO_DEFAULT,
+    Arg,
+    OpSchema,
+    to_any,
+    to_bool,
+    to_dtype,
+    to_float,
+    to_int,
+    to_ints,
+    to_layout,
+)
+
+TensorOrBatch = Tensor | Batch
+_GPU = "headrace.backends.torch.misc"
+
+
+def _schema(name: str, **kw: Any) -> OpSchema:
+    kw.setdefault("gpu_module", _GPU)
+    return OpSchema(name, **kw)
+
+
+COPY = _schema("copy", args=(Arg("_force", to_bool, False),))
+CAST = _schema("cast", args=(Arg("dtype", to_dtype, _NO_DEFAULT, doc="Output type."),))
+RESHAPE = _schema(
+    "reshape",
+    args=(
+        Arg("shape", to_ints, None, per_sample=True, doc="Output shape; -1 is inferred."),
+        Arg("rel_shape", to_any, None, per_sample=True, doc="Shape relative to the input."),
+        Arg("layout", to_layout, None, doc="Output layout."),
+        Arg("src_dims", to_ints, None, doc="Input dims to keep, -1 inserts a unit dim."),
+    ),
+)
+TRANSPOSE = _schema(
+    "transpose",
+    args=(
+        Arg("perm", to_ints, _NO_DEFAULT, doc="Output dim i is input dim perm[i]."),
+        Arg("transpose_layout", to_bool, True, doc="Permute the layout too."),
+        Arg("output_layout", to_layout, None, doc="Explicit output layout."),
+    ),
+)
+EXPAND_DIMS = _schema(
+    "expand_dims",
+    args=(
+        Arg("axes", to_ints, _NO_DEFAULT, doc="Positions of the new unit dims."),
+        Arg("new_axis_names", to_layout, None, doc="Layout letters of the new dims."),
+    ),
+)
+SQUEEZE = _schema(
+    "squeeze",
+    args=(
+        Arg("axes", to_ints, None, doc="Unit dims to remove."),
+        Arg("axis_names", to_layout, None, doc="Layout letters of the dims to remove."),
+    ),
+)
+_FILL_ARGS = (
+    Arg("shape", to_ints, None, doc="Output shape."),
+    Arg("dtype", to_dtype, None, doc="Output type."),
+    Arg("layout", to_layout, None, doc="Output layout."),
+)
+ZEROS = _schema("zeros", inputs=(), args=_FILL_ARGS)
+ONES = _schema("ones", inputs=(), args=_FILL_ARGS)
+FULL = _schema("full", inputs=("fill_value",), args=_FILL_ARGS)
+SHAPES = _schema("shapes", args=(Arg("dtype", to_dtype, None, doc="Output type (int64)."),))
+_JOIN_ARGS = (
+    Arg("axis", to_int, 0, doc="Axis along which to join."),
+    Arg("axis_name", to_layout, None, doc="Layout letter of a new axis (stack)."),
+)
+STACK = _schema("stack", inputs=("inputs",), variadic=True, args=_JOIN_ARGS)
+CAT = _schema("cat", inputs=("inputs",), variadic=True, args=_JOIN_ARGS)
+ONE_HOT = _schema(
+    "one_hot",
+    args=(
+        Arg("num_classes", to_int, 0, doc="Number of classes."),
+        Arg("axis", to_int, -1, doc="Where the new axis goes (-1: last)."),
+        Arg("dtype", to_dtype, None, doc="Output type (float32)."),
+        Arg("on_value", to_float, 1.0, doc="Value at the label's index."),
+        Arg("off_value", to_float, 0.0, doc="Value elsewhere."),
+        Arg("axis_name", to_layout, None, doc="Layout letter of the new axis."),
+    ),
+)
+PER_FRAME = _schema("per_frame", args=(Arg("replace", to_bool, False),))
+MAX_SUBSCRIPT_DIMS = 8
+_SUB_ARGS = tuple(
+    Arg(f"{kind}_{d}", to_int, None, per_sample=True)
+    for d in range(MAX_SUBSCRIPT_DIMS)
+    for kind in ("at", "lo", "hi", "step")
+) + (Arg("_spec", to_any, None),)
+SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS)
+
+
+def copy(input: Any, /, *, device: Any = None) -> Any:
+    """Copy data, optionally to another device.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.copy(ndd.tensor([1, 2])).torch().tolist()
+    [1, 2]
+    """
+    src_dev = input.device if isinstance(input, (Tensor, Batch)) else None
+    dev = _to_device(device) if device is not None else src_dev
+    return COPY.call((input,), device=dev, _force=dev == src_dev or None)
+
+
+def cast(input: Any, /, *, dtype: Any, device: Any = None) -> Any:
+    """Convert the element type; floats → integers round to nearest and saturate.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.cast(ndd.tensor([300.0, -5.0]), dtype=ndd.uint8).torch().tolist()
+    [255, 0]
+    """
+    return CAST.call((input,), device=device, dtype=dtype)
+
+
+def reshape(
+    input: Any,
+    /,
+    *,
+    shape: Any = None,
+    rel_shape: Any = None,
+    layout: str | None = None,
+    src_dims: Any = None,
+    device: Any = None,
+) -> Any:
+    """Give the data a new shape (same number of elements).
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.reshape(ndd.tensor([1, 2, 3, 4]), shape=[2, -1]).shape
+    (2, 2)
+    """
+    return RESHAPE.call(
+        (input,), device=device, shape=shape, rel_shape=rel_shape, layout=layout, src_dims=src_dims
+    )
+
+
+def transpose(
+    input: Any,
+    /,
+    *,
+    perm: Any,
+    transpose_layout: bool | None = None,
+    output_layout: str | None = None,
+    device: Any = None,
+) -> Any:
+    """Permute the dimensions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> ndd.transpose(ndd.tensor(np.zeros((2, 3, 4))), perm=[2, 0, 1]).shape
+    (4, 2, 3)
+    """
+    return TRANSPOSE.call(
+        (input,),
+        device=device,
+        perm=perm,
+        transpose_layout=transpose_layout,
+        output_layout=output_layout,
+    )
+
+
+def expand_dims(
+    input: Any, /, *, axes: Any, new_axis_names: str | None = None, device: Any = None
+) -> Any:
+    """Insert unit dimensions.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.expand_dims(ndd.tensor([1, 2]), axes=[0]).shape
+    (1, 2)
+    """
+    return EXPAND_DIMS.call((input,), device=device, axes=axes, new_axis_names=new_axis_names)
+
+
+def squeeze(
+    input: Any, /, *, axes: Any = None, axis_names: str | None = None, device: Any = None
+) -> Any:
+    """Remove unit dimensions (all of them when no axes are given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> ndd.squeeze(ndd.tensor(np.zeros((1, 3, 1)))).shape
+    (3,)
+    """
+    return SQUEEZE.call((input,), device=device, axes=axes, axis_names=axis_names)
+
+
+def zeros(
+    *,
+    shape: Any = None,
+    dtype: Any = None,
+    layout: str | None = None,
+    batch_size: int | None = None,
+    device: Any = None,
+) -> Any:
+    """A tensor of zeros (float32 by default).
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.zeros(shape=[2]).torch().tolist()
+    [0.0, 0.0]
+    """
+    return ZEROS.call(
+        (), device=device, batch_size=batch_size, shape=shape, dtype=dtype, layout=layout
+    )
+
+
+def ones(
+    *,
+    shape: Any = None,
+    dtype: Any = None,
+    layout: str | None = None,
+    batch_size: int | None = None,
+    device: Any = None,
+) -> Any:
+    """A tensor of ones (float32 by default).
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.ones(shape=[2], dtype=ndd.int32).torch().tolist()
+    [1, 1]
+    """
+    return ONES.call(
+        (), device=device, batch_size=batch_size, shape=shape, dtype=dtype, layout=layout
+    )
+
+
+def full(
+    fill_value: Any,
+    /,
+    *,
+    shape: Any = None,
+    dtype: Any = None,
+    layout: str | None = None,
+    batch_size: int | None = None,
+    device: Any = None,
+) -> Any:
+    """A tensor filled with ``fill_value`` (broadcast to ``shape``).
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.full(7, shape=[2]).torch().tolist()
+    [7, 7]
+    """
+    return FULL.call(
+        (fill_value,), device=device, batch_size=batch_size, shape=shape, dtype=dtype, layout=layout
+    )
+
+
+def shapes(input: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
+    """The shape of each sample as a 1-D tensor (int64 by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> ndd.shapes(ndd.tensor(np.zeros((4, 5)))).torch().tolist()
+    [4, 5]
+    """
+    return SHAPES.call((input,), device=device, dtype=dtype)
+
+
+def stack(
+    *inputs: Any, axis: int | None = None, axis_name: str | None = None, device: Any = None
+) -> Any:
+    """Join tensors along a new axis.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.stack(ndd.tensor([1, 2]), ndd.tensor([3, 4]), axis=1).shape
+    (2, 2)
+    """
+    return STACK.call(inputs, device=device, axis=axis, axis_name=axis_name)
+
+
+def cat(
+    *inputs: Any, axis: int | None = None, axis_name: str | None = None, device: Any = None
+) -> Any:
+    """Join tensors along an existing axis.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.cat(ndd.tensor([1, 2]), ndd.tensor([3])).torch().tolist()
+    [1, 2, 3]
+    """
+    return CAT.call(inputs, device=device, axis=axis, axis_name=axis_name)
+
+
+def one_hot(
+    input: Any,
+    /,
+    *,
+    num_classes: int | None = None,
+    axis: int | None = None,
+    dtype: Any = None,
+    on_value: float | None = None,
+    off_value: float | None = None,
+    axis_name: str | None = None,
+    device: Any = None,
+) -> Any:
+    """One-hot encode integer labels.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> ndd.one_hot(ndd.tensor(2), num_classes=4).torch().tolist()
+    [0.0, 0.0, 1.0, 0.0]
+    """
+    return ONE_HOT.call(
+        (input,),
+        device=device,
+        num_classes=num_classes,
+        axis=axis,
+        dtype=dtype,
+        on_value=on_value,
+        off_value=off_value,
+        axis_name=axis_name,
+    )
+
+
+def per_frame(input: Any, /, *, replace: bool | None = None, device: Any = None) -> Any:
+    """Mark the outermost dimension as frames (layout ``F...``) for per-frame arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> ndd.per_frame(ndd.tensor(np.zeros(3))).layout
+    'F'
+    """
+    return PER_FRAME.call((input,), device=device, replace=replace)
+
+
+def subscript(x: TensorOrBatch, index: Any) -> Any:
+    """Per-sample indexing (``Batch.slice[...]``); components may be per-sample Batches."""
+    comps = index if isinstance(index, tuple) else (index,)
+    spec: list[Any] = []
+    kw: dict[str, Any] = {}
+    d = 0
+    for c in comps:
+        if c is Ellipsis:
+            if Ellipsis in spec:
+                raise ValueError("Only one Ellipsis is allowed.")
+            spec.append(Ellipsis)
+            continue
+        if d >= MAX_SUBSCRIPT_DIMS:
+            raise ValueError(f"At most {MAX_SUBSCRIPT_DIMS} indexed dimensions are supported.")
+        if isinstance(c, slice):
+            if c.step is not None and not isinstance(c.step, Batch) and int(c.step) == 0:
+                raise ValueError("slice step cannot be zero")
+            spec.append("s")
+            kw[f"lo_{d}"], kw[f"hi_{d}"], kw[f"step_{d}"] = c.start, c.stop, c.step
+        elif c is None:
+            raise TypeError("Indexing with None (newaxis) is not supported.")
+        else:
+            spec.append("i")
+            kw[f"at_{d}"] = c
+        d += 1
+    if not any(isinstance(v, Batch) for v in kw.values()):
+        plain = _ix.normalize(comps)
+        if _ix.is_identity(plain):
+            return x
+    return SUBSCRIPT.call((x,), _spec=tuple(spec), **kw)
+
+
+__all__ = [
+    "cast",
+    "cat",
+    "copy",
+    "expand_dims",
+    "full",
+    "one_hot",
+    "ones",
+    "per_frame",
+    "reshape",
+    "shapes",
+    "squeeze",
+    "stack",
+    "subscript",
+    "transpose",
+    "zeros",
+]
+
+from headrace.backends.cpu import misc as _cpu_kernels  # noqa: E402,F401 - registers kernels

@@ -1,0 +1,26 @@
+"""Test configuration: fake-GPU mode on, a ``device`` fixture running tests on CPU and GPU."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HEADRACE_FAKE_GPU", "1")
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def device(request: pytest.FixtureRequest) -> str:
+    """Run the test on the CPU and on the (fake) GPU."""
+    if request.param == "gpu":
+        pytest.importorskip("torch")
+    return str(request.param)
+
+
+def to_numpy(x: object) -> np.ndarray:
+    """A numpy copy of a Tensor on any device."""
+    import headrace as ndd
+
+    assert isinstance(x, ndd.Tensor)
+    return np.asarray(x.cpu())

@@ -1,0 +1,109 @@
+import numpy as np
+import pytest
+import torch
+
+import headrace as ndd
+
+
+def test_ragged_batch_properties():
+    b = ndd.batch([np.zeros((2, 3), np.uint8), np.ones((4, 1), np.uint8)], layout="HW")
+    assert b.batch_size == 2 and b.shape == [(2, 3), (4, 1)]
+    assert b.dtype is ndd.uint8 and b.layout == "HW" and b.ndim == 2
+
+
+def test_no_getitem_no_len():
+    b = ndd.batch([[1], [2]])
+    with pytest.raises(TypeError):
+        b[0]
+    with pytest.raises(TypeError):
+        len(b)
+
+
+def test_dense_array_outer_dim_is_batch():
+    a = np.zeros((4, 10, 10, 3), np.uint8)
+    b = ndd.as_batch(a, layout="HWC")
+    assert b.batch_size == 4 and b.layout == "HWC"
+    assert np.shares_memory(np.asarray(b.tensors[1]), a)
+    t = b.torch()
+    assert t.data_ptr() == a.ctypes.data  # zero copy for dense storage
+    with pytest.raises(ValueError, match="scalar"):
+        ndd.batch(np.float32(1))
+
+
+def test_construction_errors():
+    with pytest.raises(TypeError, match="index 1"):
+        ndd.batch([np.zeros(2), None])
+    with pytest.raises(ValueError, match="list of Batch"):
+        ndd.batch([ndd.batch([[1]])])
+    with pytest.raises(ValueError, match="Element type"):
+        ndd.batch([])
+    e = ndd.batch([], dtype=ndd.float32)
+    assert e.batch_size == 0 and e.shape == []
+
+
+def test_tensors_and_select():
+    b = ndd.batch([[1], [2], [3]])
+    assert b.tensors[1].item() == 2
+    assert len(b.tensors[1:]) == 2
+    assert [t.item() for t in b.tensors[[2, 0]]] == [3, 1]
+    assert b.select(...) is b
+    assert b.select([0, 2]).batch_size == 2
+    assert [t.item() for t in b] == [1, 2, 3]
+    _, _, d = b
+    assert d.item() == 3
+
+
+def test_as_batch_keeps_sample_storage():
+    xs = [np.arange(3), np.arange(5)]
+    b = ndd.as_batch([ndd.as_tensor(x) for x in xs])
+    for x, t in zip(xs, b):
+        assert np.shares_memory(np.asarray(t), x)
+    assert ndd.as_batch(b) is b
+
+
+def test_slice_per_sample_and_broadcast():
+    b = ndd.batch([np.arange(6).reshape(2, 3), np.arange(8).reshape(2, 4)], layout="XY")
+    s = b.slice[..., 1]
+    assert s.layout == "X" and [np.asarray(t).tolist() for t in s] == [[1, 4], [1, 5]]
+    p = b.slice[ndd.as_batch([1, 0]), ndd.as_batch([1, 2])]
+    assert [t.item() for t in p] == [4, 2]
+    assert b.slice[:] is b
+    half = b.slice[:, 0 : ndd.batch([2, 3])]
+    assert half.shape == [(2, 2), (2, 3)]
+
+
+def test_torch_conversion_rules():
+    r = ndd.batch([np.ones(2, np.float32), np.ones(3, np.float32)])
+    with pytest.raises(ValueError, match="pad"):
+        r.torch()
+    with pytest.raises(RuntimeError):
+        r.torch()
+    assert r.torch(pad=True).tolist() == [[1, 1, 0], [1, 1, 1]]
+    u = ndd.batch([np.ones(2), np.zeros(2)])
+    with pytest.raises(ValueError, match="without a copy"):
+        u.torch(copy=False)
+    assert u.torch().shape == (2, 2)
+    t = ndd.as_tensor(r, pad=True)
+    assert t.shape == (2, 3)
+    with pytest.raises(ValueError, match="non-uniform"):
+        ndd.as_tensor(r)
+
+
+def test_broadcast():
+    b = ndd.Batch.broadcast(ndd.tensor([1, 2]), 3)
+    assert b.shape == [(2,)] * 3
+    with pytest.raises(ValueError, match="Cannot broadcast a Batch"):
+        ndd.Batch.broadcast(b, 2)
+
+
+def test_gpu_batch_roundtrip(device):
+    b = ndd.batch([np.arange(3, dtype=np.float32), np.arange(2, dtype=np.float32)], device=device)
+    assert b.device.device_type == device
+    t = b.torch(pad=True)
+    assert isinstance(t, torch.Tensor) and t.shape == (2, 3)
+    assert [np.asarray(x.cpu()).tolist() for x in b.cpu()] == [[0, 1, 2], [0, 1]]
+
+
+def test_repr():
+    r = repr(ndd.batch([[1, 2], [3, 4]]))
+    assert r.startswith("Batch(") and "num_samples=2" in r and "shape=[(2,), (2,)]" in r

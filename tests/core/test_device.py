@@ -1,0 +1,53 @@
+import threading
+
+import pytest
+
+import headrace as ndd
+
+
+def test_parse_and_normalise():
+    assert ndd.Device("cuda").device_type == "gpu"
+    assert str(ndd.Device("cuda:0")) == "gpu:0"
+    assert ndd.Device("cpu").device_id is None
+    assert repr(ndd.Device("gpu", 0)) == "Device(device_type='gpu', device_id=0)"
+    assert ndd.Device("gpu:0") == ndd.Device("gpu", 0)
+    assert hash(ndd.Device("gpu:0")) == hash(ndd.Device("cuda", 0))
+    assert ndd.Device.CPU == ndd.Device("cpu")
+
+
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (("gpu:0", 0), "Invalid device name"),
+        (("cpu:99",), "Invalid device id"),
+        (("gpu:7",), "Invalid device id"),
+        (("gpu:-1",), "Invalid device id"),
+        (("tpu",), "Invalid device type"),
+    ],
+)
+def test_errors(args, msg):
+    with pytest.raises(ValueError, match=msg):
+        ndd.Device(*args)
+
+
+def test_device_function():
+    import torch
+
+    assert ndd.device(None) is None
+    d = ndd.Device("cpu")
+    assert ndd.device(d) is d
+    assert ndd.device(torch.device("cuda", 0)) == ndd.Device("gpu:0")
+    with pytest.raises(TypeError, match="Cannot convert"):
+        ndd.device(3.5)
+
+
+def test_current_device_stack_is_thread_local():
+    assert ndd.Device.current() == ndd.Device("gpu")  # fake GPU present in tests
+    seen = []
+    with ndd.Device("cpu"):
+        assert ndd.Device.current() == ndd.Device("cpu")
+        t = threading.Thread(target=lambda: seen.append(ndd.Device.current()))
+        t.start()
+        t.join()
+    assert seen == [ndd.Device("gpu")]
+    assert ndd.Device.current() == ndd.Device("gpu")

@@ -1,0 +1,88 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import headrace as ndd
+
+NP = [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.float32, np.float64]
+OPS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "lt": lambda a, b: a < b,
+    "eq": lambda a, b: a == b,
+    "max": ndd.math.max,
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(NP), st.sampled_from(NP), st.sampled_from(sorted(OPS)))
+def test_binary_ops_match_numpy_values(ta, tb, op):
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 50, (3, 4)).astype(ta)
+    b = rng.integers(1, 50, (4,)).astype(tb)
+    r = OPS[op](ndd.tensor(a), ndd.tensor(b))
+    ref = {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "lt": np.less,
+        "eq": np.equal,
+        "max": np.maximum,
+    }[op](a.astype(np.float64), b.astype(np.float64))
+    out = np.asarray(r)
+    assert out.shape == ref.shape
+    if op in ("lt", "eq"):
+        assert out.dtype == np.bool_
+    expected_type = ndd._core.dtype.promote(ndd.dtype(ta), ndd.dtype(tb))
+    if op not in ("lt", "eq"):
+        assert r.dtype == expected_type
+        ref = ref.astype(expected_type.numpy)
+    assert np.array_equal(out, ref)
+
+
+def test_reflected_and_unary(device):
+    x = ndd.tensor(np.array([1, 2, 3], np.int32), device=device)
+
+    def v(t):
+        return np.asarray(t.cpu()).tolist()
+
+    assert v(10 - x) == [9, 8, 7]
+    assert v(2**x) == [2, 4, 8]
+    assert v(-x) == [-1, -2, -3] and (+x) is x
+    assert v(~x) == [-2, -3, -4]
+    assert v(abs(-x)) == [1, 2, 3]
+    assert v(x / 2) == [0.5, 1.0, 1.5] and (x / 2).dtype is ndd.float32
+    assert v(ndd.tensor([-7, 7], device=device) // 2) == [-3, 3]
+    assert v(ndd.tensor([-7, 7], device=device) % 2) == [-1, 1]
+    assert v(x << 1) == [2, 4, 6] and v(x & 1) == [1, 0, 1]
+
+
+def test_batch_broadcasting_per_sample():
+    b = ndd.batch([[1, 2, 3], [4, 5]])
+    r = b + ndd.batch([[5], [42]])
+    assert [np.asarray(t).tolist() for t in r] == [[6, 7, 8], [46, 47]]
+    r2 = 1 + b
+    assert isinstance(r2, ndd.Batch) and r2.batch_size == 2
+
+
+def test_errors():
+    with pytest.raises(ValueError, match=r"[CG]PU and [CG]PU"):
+        ndd.tensor([1]) + ndd.tensor([1]).gpu()
+    with pytest.raises(OverflowError):
+        ndd.tensor([1]) + 2**40
+    with pytest.raises(ValueError, match="Inconsistent batch size"):
+        ndd.batch([[1], [2]]) + ndd.batch([[1]])
+    with ndd.EvalMode.sync_cpu, pytest.raises(ValueError, match="Bitwise"):
+        ndd.tensor([1.0]) & ndd.tensor([1.0])
+
+
+def test_math_functions():
+    x = ndd.tensor(np.array([1, 4, 9], np.int32))
+    s = ndd.math.sqrt(x)
+    assert s.dtype is ndd.float32 and np.allclose(np.asarray(s), [1, 2, 3])
+    assert ndd.math.abs(ndd.tensor([-1])).dtype is ndd.int32
+    assert np.asarray(ndd.math.clamp(x, 2, 5)).tolist() == [2, 4, 5]
+    assert np.allclose(np.asarray(ndd.math.atan2(ndd.tensor([1.0]), ndd.tensor([1.0]))), np.pi / 4)
+    assert np.asarray(ndd.math.fpow(ndd.tensor([2]), ndd.tensor([3]))).dtype == np.float32
