@@ -51,7 +51,7 @@ def attach_callsite(error: BaseException, site: _callsite.CallSite) -> None:
     if getattr(error, "_headrace_site_attached", False):
         return
     inner = _callsite.format_inner(error)
-    tb = _callsite.make_traceback(site)
+    tb = _callsite.make_traceback(_callsite.complete(site))
     if inner:
         error.add_note(
             f"The call at {_callsite.describe(site)} failed inside headrace:\n{inner.rstrip()}"

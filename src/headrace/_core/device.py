@@ -17,20 +17,24 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 from typing import Any
 
 _VALID_TYPES = ("cpu", "gpu")
 
 
+@functools.cache
 def fake_gpu() -> bool:
-    """True when ``HEADRACE_FAKE_GPU`` is set to a non-empty value other than ``0``."""
+    """True when ``HEADRACE_FAKE_GPU`` is set to a non-empty value other than ``0`` (read once)."""
     v = os.environ.get("HEADRACE_FAKE_GPU", "")
     return v not in ("", "0", "false", "False")
 
 
 @functools.cache
 def _real_gpu_count() -> int:
+    if "torch" not in sys.modules and not os.path.exists("/dev/nvidiactl"):
+        return 0  # no NVIDIA driver: do not pay for importing torch
     try:
         import torch
     except ImportError:

@@ -24,11 +24,22 @@ def _is_internal(code: types.CodeType) -> bool:
 
 
 def capture(skip: int = 1) -> CallSite:
-    """The user's frames (innermost first) with their current line numbers."""
+    """The user's innermost frame with its current line number (outer frames are added when an
+    error needs them: they are still executing the same lines while the user's frame waits)."""
     f: types.FrameType | None = sys._getframe(skip)
     while f is not None and _is_internal(f.f_code):
         f = f.f_back
-    out = []
+    if f is None:
+        return ()
+    return ((f, f.f_lineno),)
+
+
+def complete(site: CallSite) -> CallSite:
+    """``site`` with the outer frames of the user's call added."""
+    if not site:
+        return site
+    out = list(site)
+    f = site[-1][0].f_back
     while f is not None and len(out) < _MAX_DEPTH:
         out.append((f, f.f_lineno))
         f = f.f_back

@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from headrace._core import device as _device_module
 from headrace._core.device import CPU, Device
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._exec.invocation import Invocation
@@ -378,6 +379,12 @@ class EvalContext:
         s = getattr(_local, "stack", None)
         if s:
             return s[-1]
+        if not getattr(_dev_local, "stack", None):  # no device entered: cached default
+            d = getattr(_local, "plain_default", None)
+            if d is not None:
+                return d
+            d = _local.plain_default = EvalContext.default()
+            return d
         return EvalContext.default()
 
     @staticmethod
@@ -395,6 +402,7 @@ class EvalContext:
 
 
 _local = threading.local()
+_dev_local = _device_module._local
 
 
 def _ctx_stack() -> list[EvalContext]:
