@@ -13,7 +13,9 @@ Examples
 
 from __future__ import annotations
 
-from headrace import random, types
+from headrace import decoders, io, random, types
+from headrace._core.errors import DecodeError, HeadraceError
+from headrace.decoders.image import imread, peek_image_shape
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
 from headrace._core.dtype import (
@@ -67,6 +69,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Batch",
+    "DecodeError",
+    "HeadraceError",
+    "decoders",
+    "imread",
+    "io",
+    "peek_image_shape",
     "DType",
     "DataType",
     "Device",

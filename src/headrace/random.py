@@ -103,12 +103,17 @@ def _shape(v: dict[str, Any], like: Any, i: int) -> tuple[int, ...]:
     return ()
 
 
-def _random_kernel(draw: Any, default_dtype: _dt.DType, like_index: int = 0) -> Any:
+def _random_kernel(draw: Any, default_dtype: _dt.DType | None, like_index: int = 0) -> Any:
     def kern(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         gen = kc.generator()
         like = ins[like_index] if len(ins) > like_index else None
-        per = has_per_sample(v)
         dt = v["dtype"] or (default_dtype if default_dtype is not None else ins[0]._dtype)
+        if not has_per_sample(v) and like is None and like_index == 0:
+            # one vectorised draw for the whole batch (same values as drawing sample by sample)
+            shape = _shape(v, None, 0)
+            vals = np.asarray(draw(gen, v, (kc.n, *shape), ins, 0)).astype(dt.numpy, copy=False)
+            return (Batch._wrap(list(vals), dt, None, kc.device, dense=vals),)
+        per = has_per_sample(v)
         outs = []
         for i in range(kc.n):
             a = sample_args(v, i) if per else v
@@ -164,7 +169,7 @@ def _draw_beta(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: Any
 UNIFORM.kernel("cpu")(_random_kernel(_draw_uniform, _dt.float32))
 NORMAL.kernel("cpu")(_random_kernel(_draw_normal, _dt.float32))
 COIN_FLIP.kernel("cpu")(_random_kernel(_draw_coin, _dt.int32))
-CHOICE.kernel("cpu")(_random_kernel(_draw_choice, None, like_index=1))  # type: ignore[arg-type]
+CHOICE.kernel("cpu")(_random_kernel(_draw_choice, None, like_index=1))
 BETA.kernel("cpu")(_random_kernel(_draw_beta, _dt.float32))
 
 

@@ -144,7 +144,9 @@ def test_fast_paths_agree_with_dali_coefficients(kw):
 def test_resize_float_and_layouts_agree():
     img = _image(60, 80)
     hwc = _run_resize(img.astype(np.float32), size=[30, 50])
-    chw = _run_resize(np.ascontiguousarray(img.transpose(2, 0, 1)).astype(np.float32), "CHW", size=[30, 50])
+    chw = _run_resize(
+        np.ascontiguousarray(img.transpose(2, 0, 1)).astype(np.float32), "CHW", size=[30, 50]
+    )
     np.testing.assert_allclose(chw.transpose(1, 2, 0), hwc, atol=1e-3)
     seq = _run_resize(np.stack([img, img[::-1]]), "FHWC", size=[30, 50])
     np.testing.assert_array_equal(seq[0], _run_resize(img, size=[30, 50]))
@@ -183,7 +185,9 @@ def test_crop_window_rounding_and_policies():
 
 def test_crop_pads_with_per_channel_fill():
     img = np.full((4, 4, 3), 7, np.uint8)
-    plan = P.crop_params(img.shape, "HWC", crop=(7, 6), out_of_bounds_policy="pad", fill_values=[1, 2, 3])
+    plan = P.crop_params(
+        img.shape, "HWC", crop=(7, 6), out_of_bounds_policy="pad", fill_values=[1, 2, 3]
+    )
     out = G.crop(img, "HWC", **plan.kwargs)
     assert out.shape == (7, 6, 3)
     assert out[:, :, 0].tolist()[0] == [1] * 6 and out[2, 1:5, 0].tolist() == [7] * 4
@@ -200,7 +204,9 @@ def test_crop_chw_and_sequence():
 
 
 def _cmn(x, **kw):
-    return G.crop_mirror_normalize(x, "HWC", **P.crop_mirror_normalize_params(x.shape, "HWC", **kw).kwargs)
+    return G.crop_mirror_normalize(
+        x, "HWC", **P.crop_mirror_normalize_params(x.shape, "HWC", **kw).kwargs
+    )
 
 
 def test_cmn_matches_numpy_chain():
@@ -219,7 +225,9 @@ def test_cmn_dtypes_layout_and_pad_output():
     img = np.full((4, 4, 3), 7, np.uint8)
     out = _cmn(img, mean=[1, 2, 3], std=2, pad_output=True)
     assert out.shape == (4, 4, 4) and out[:, 0, 0].tolist() == [3.0, 2.5, 2.0, 0.0]
-    u8 = _cmn(np.arange(12, dtype=np.uint8).reshape(1, 12, 1), std=2, dtype=np.uint8, output_layout="HWC")
+    u8 = _cmn(
+        np.arange(12, dtype=np.uint8).reshape(1, 12, 1), std=2, dtype=np.uint8, output_layout="HWC"
+    )
     assert u8.ravel().tolist() == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]  # half away from zero
     f16 = _cmn(img, mean=1, dtype=np.float16, output_layout="HWC")
     assert f16.dtype == np.float16 and f16.shape == (4, 4, 3) and (f16 == 6).all()
@@ -227,7 +235,9 @@ def test_cmn_dtypes_layout_and_pad_output():
 
 def test_cmn_out_of_bounds_fill_is_not_normalized():
     img = np.full((4, 4, 3), 9, np.uint8)
-    out = _cmn(img, crop=(6, 6), mean=1, std=2, out_of_bounds_policy="pad", fill_values=[5, 6, 7], mirror=1)
+    out = _cmn(
+        img, crop=(6, 6), mean=1, std=2, out_of_bounds_policy="pad", fill_values=[5, 6, 7], mirror=1
+    )
     assert out.shape == (3, 6, 6)
     assert out[:, 0, 0].tolist() == [5.0, 6.0, 7.0] and (out[:, 1:5, 1:5] == 4).all()
 
@@ -267,18 +277,22 @@ def test_random_crop_window_draws_fixed_amount_and_falls_back():
 
 def test_random_resized_crop_kernel_equals_crop_then_resize():
     img = _image(120, 160)
-    plan = P.random_resized_crop_params(img.shape, "HWC", window=((10, 20), (60, 80)), size=(30, 40))
+    plan = P.random_resized_crop_params(
+        img.shape, "HWC", window=((10, 20), (60, 80)), size=(30, 40)
+    )
     out = G.random_resized_crop(img, "HWC", **plan.kwargs)
     ref = _run_resize(img, size=[30, 40], roi_start=[10, 20], roi_end=[70, 100])
     assert out.shape == (30, 40, 3) and np.abs(out.astype(int) - ref).max() <= 1
 
 
-# ----------------------------------------------------------------------------- flip/slice/pad/paste/erase
+# ----------------------------------------------------------------------------- flip ... erase
 
 
 def test_flip_axes_and_cv2_path():
     img = _image(5, 7)
-    assert np.array_equal(G.flip(img, "HWC", **P.flip_params(img.shape, "HWC").kwargs), img[:, ::-1])
+    assert np.array_equal(
+        G.flip(img, "HWC", **P.flip_params(img.shape, "HWC").kwargs), img[:, ::-1]
+    )
     both = P.flip_params(img.shape, "HWC", horizontal=1, vertical=1)
     np.testing.assert_array_equal(G.flip(img, "HWC", **both.kwargs), img[::-1, ::-1])
     vol = np.arange(24).reshape(2, 3, 4, 1)
@@ -299,14 +313,16 @@ def test_slice_forms_give_the_same_box():
     np.testing.assert_array_equal(G.slice(x, "HWC", **by_axes.kwargs), x[4:10])
     with pytest.raises(ShapeError, match="out of bounds"):
         P.slice_params(x.shape, "HWC", start=(25, 0), shape_arg=(10, 5))
-    padded = P.slice_params(x.shape, "HWC", start=(25, 0), shape_arg=(10, 5), out_of_bounds_policy="pad",
-                            fill_values=-1)  # fmt: skip
+    oob = {"out_of_bounds_policy": "pad", "fill_values": -1}
+    padded = P.slice_params(x.shape, "HWC", start=(25, 0), shape_arg=(10, 5), **oob)
     out = G.slice(x, "HWC", **padded.kwargs)
     assert out.shape == (5, 10, 1) and (out[:, 5:] == -1).all() and (out[:, :5] == x[:5, 25:]).all()
 
 
 def test_pad_batch_max_align_and_fill():
-    plan = P.pad_params((3, 5, 2), "HWC", axis_names="HW", align=4, batch_max_shape=(6, 5, 2), fill_value=-1)
+    plan = P.pad_params(
+        (3, 5, 2), "HWC", axis_names="HW", align=4, batch_max_shape=(6, 5, 2), fill_value=-1
+    )
     assert plan.shape == (8, 8, 2)
     out = G.pad(np.ones((3, 5, 2)), "HWC", **plan.kwargs)
     assert (out[:3, :5] == 1).all() and (out[3:] == -1).all() and (out[:, 5:] == -1).all()
@@ -315,9 +331,13 @@ def test_pad_batch_max_align_and_fill():
 
 def test_paste_canvas_and_position():
     img = np.full((10, 20, 3), 9, np.uint8)
-    plan = P.paste_params(img.shape, "HWC", ratio=2.0, paste_x=0.0, paste_y=1.0, fill_value=(1, 2, 3))
+    plan = P.paste_params(
+        img.shape, "HWC", ratio=2.0, paste_x=0.0, paste_y=1.0, fill_value=(1, 2, 3)
+    )
     out = G.paste(img, "HWC", **plan.kwargs)
-    assert out.shape == (20, 40, 3) and (out[10:, :20] == 9).all() and out[0, 0].tolist() == [1, 2, 3]
+    assert (
+        out.shape == (20, 40, 3) and (out[10:, :20] == 9).all() and out[0, 0].tolist() == [1, 2, 3]
+    )
     assert P.paste_params(img.shape, "HWC", ratio=1.0, min_canvas_size=50).shape == (50, 50, 3)
     with pytest.raises(InvalidArgumentError, match="ratio"):
         P.paste_params(img.shape, "HWC", ratio=0.5)
@@ -325,10 +345,14 @@ def test_paste_canvas_and_position():
 
 def test_erase_regions_normalized_and_centered():
     x = np.ones((6, 5, 1), np.float32)
-    plan = P.erase_params(x.shape, "HWC", anchor=(1, 1, 3, 3), erase_shape=(1, 1, 2, 2), axis_names="HW",
-                          fill_value=-1)  # fmt: skip
+    regions = {"anchor": (1, 1, 3, 3), "erase_shape": (1, 1, 2, 2), "axis_names": "HW"}
+    plan = P.erase_params(x.shape, "HWC", fill_value=-1, **regions)
     out = G.erase(x, "HWC", **plan.kwargs)
-    assert (out[..., 0] != 1).astype(int).sum() == 5 and out[1, 1, 0] == -1 and (out[3:5, 3:5] == -1).all()
+    assert (
+        (out[..., 0] != 1).astype(int).sum() == 5
+        and out[1, 1, 0] == -1
+        and (out[3:5, 3:5] == -1).all()
+    )
     cen = P.erase_params(x.shape, "HWC", anchor=(0.5, 0.5), erase_shape=(0.2, 0.4), axis_names="HW",
                          normalized=True, centered_anchor=True)  # fmt: skip
     assert cen.kwargs["boxes"] == (((2, 1, 0), (3, 3, 1)),)
@@ -345,19 +369,27 @@ def test_torch_kernels_agree_with_cpu():
 
     img = _image(61, 83)
     t = torch.from_numpy(img)
-    for kw in ({"size": [30, 40]}, {"size": [130, 90]}, {"resize_shorter": 20, "interp_type": INTERP_CUBIC}):
+    for kw in (
+        {"size": [30, 40]},
+        {"size": [130, 90]},
+        {"resize_shorter": 20, "interp_type": INTERP_CUBIC},
+    ):
         plan = resize_params(img.shape, "HWC", **kw)
         got = TR.resize(t, "HWC", **plan.kwargs).numpy()
         assert np.abs(got.astype(int) - _generic(img, **kw)).max() <= 1
     nn = resize_params(img.shape, "HWC", size=[40, 50], interp_type=INTERP_NN)
-    np.testing.assert_array_equal(TR.resize(t, "HWC", **nn.kwargs).numpy(), R.resize(img, "HWC", **nn.kwargs))
+    np.testing.assert_array_equal(
+        TR.resize(t, "HWC", **nn.kwargs).numpy(), R.resize(img, "HWC", **nn.kwargs)
+    )
     plans = {
-        "crop": P.crop_params(img.shape, "HWC", crop=(70, 50), out_of_bounds_policy="pad", fill_values=[1, 2, 3]),
+        "crop": P.crop_params(img.shape, "HWC", crop=(70, 50), out_of_bounds_policy="pad",
+                              fill_values=[1, 2, 3]),
         "flip": P.flip_params(img.shape, "HWC", vertical=1),
         "slice": P.slice_params(img.shape, "HWC", rel_start=(0.1, 0.2), rel_shape=(0.5, 0.5)),
         "pad": P.pad_params(img.shape, "HWC", axis_names="HW", align=16),
         "paste": P.paste_params(img.shape, "HWC", ratio=1.5, fill_value=(4, 5, 6)),
-        "erase": P.erase_params(img.shape, "HWC", anchor=(3, 4), erase_shape=(10, 20), axis_names="HW",
+        "erase": P.erase_params(img.shape, "HWC", anchor=(3, 4), erase_shape=(10, 20),
+                                axis_names="HW",
                                 fill_value=(7, 8, 9)),
         "crop_mirror_normalize": P.crop_mirror_normalize_params(
             img.shape, "HWC", crop=(70, 50), mirror=1, mean=[1, 2, 3], std=[4, 5, 6],
@@ -391,8 +423,8 @@ def test_resize_shapes_match_dali():
         kind = rng.choice(["size", "xy", "shorter", "longer"])
         kw: dict = {}
         if kind == "size":
-            kw["size"] = [rng.choice([0, rng.randint(1, 200), rng.uniform(1, 200), -rng.randint(1, 50)])
-                          for _ in range(2)]  # fmt: skip
+            choices = [0, rng.randint(1, 200), rng.uniform(1, 200), -rng.randint(1, 50)]
+            kw["size"] = [rng.choice(choices) for _ in range(2)]
             if rng.random() < 0.6:
                 kw["mode"] = rng.choice(modes)
         elif kind == "xy":
@@ -450,22 +482,44 @@ def test_crop_cmn_slice_erase_match_dali():
                {"crop": (50, 60), "out_of_bounds_policy": "pad", "fill_values": [1, 2, 3]},
                {"crop": (11.5, 7.2), "rounding": "truncate", "crop_pos_x": 0.9}):  # fmt: skip
         ref = np.asarray(ndd.crop(t(img), **kw))
-        np.testing.assert_array_equal(G.crop(img, "HWC", **P.crop_params(img.shape, "HWC", **kw).kwargs), ref)
+        np.testing.assert_array_equal(
+            G.crop(img, "HWC", **P.crop_params(img.shape, "HWC", **kw).kwargs), ref
+        )
     for kw in ({"crop": (20, 30), "mirror": 1, "mean": [10, 20, 30], "std": [2, 3, 4]},
-               {"crop": (50, 60), "out_of_bounds_policy": "pad", "fill_values": [1, 2, 3], "mirror": 1,
-                "crop_pos_x": 0.3, "mean": 100, "std": 50, "scale": 2, "shift": 1},
-               {"crop": (20, 30), "pad_output": True, "output_layout": "HWC", "mean": 3}):  # fmt: skip
+               {"crop": (50, 60), "out_of_bounds_policy": "pad", "fill_values": [1, 2, 3],
+                "mirror": 1,
+                "crop_pos_x": 0.3, "mean": [100] * 3, "std": [50] * 3, "scale": 2, "shift": 1},
+               {"crop": (20, 30), "pad_output": True, "output_layout": "HWC",
+                "mean": 3}):  # fmt: skip
         ref = np.asarray(ndd.crop_mirror_normalize(t(img), **kw))
         np.testing.assert_allclose(_cmn(img, **kw), ref, atol=1e-5)
-    for kw in ({"rel_start": (0.11, 0.13), "rel_end": (0.52, 0.77)}, {"start": (3, 4), "shape": (5, 6)}):
+    for kw in (
+        {"rel_start": (0.11, 0.13), "rel_end": (0.52, 0.77)},
+        {"start": (3, 4), "shape": (5, 6)},
+    ):
         ref = np.asarray(ndd.slice(t(img), **kw))
         pkw = {("shape_arg" if k == "shape" else k): v for k, v in kw.items()}
-        np.testing.assert_array_equal(G.slice(img, "HWC", **P.slice_params(img.shape, "HWC", **pkw).kwargs), ref)
+        np.testing.assert_array_equal(
+            G.slice(img, "HWC", **P.slice_params(img.shape, "HWC", **pkw).kwargs), ref
+        )
     ekw = {"anchor": (0.5, 0.5), "shape": (0.2, 0.4), "axis_names": "HW", "normalized": True,
            "centered_anchor": True, "fill_value": (1, 2, 3)}  # fmt: skip
     ref = np.asarray(ndd.erase(t(img), **ekw))
     pkw = {("erase_shape" if k == "shape" else k): v for k, v in ekw.items()}
-    np.testing.assert_array_equal(G.erase(img, "HWC", **P.erase_params(img.shape, "HWC", **pkw).kwargs), ref)
+    np.testing.assert_array_equal(
+        G.erase(img, "HWC", **P.erase_params(img.shape, "HWC", **pkw).kwargs), ref
+    )
     ref = np.asarray(ndd.flip(t(img), horizontal=1, vertical=1))
     np.testing.assert_array_equal(G.flip(img, "HWC", axes=(1, 0)), ref)
-    del cv2
+
+
+@pytest.mark.dali
+def test_resize_crop_mirror_matches_dali():
+    ndd = _dali()
+    img = _image(217, 283)
+    base = {"resize_shorter": 100, "crop": (64, 80)}
+    for kw in (base, {**base, "mirror": 1, "crop_pos_x": 0.2}):
+        ref = np.asarray(ndd.resize_crop_mirror(ndd.as_tensor(img, layout="HWC"), **kw)).astype(int)
+        plan = P.resize_crop_mirror_params(img.shape, "HWC", **kw)
+        got = R.resize(img, "HWC", **plan.kwargs)
+        assert got.shape == ref.shape and np.abs(got - ref).max() <= 1

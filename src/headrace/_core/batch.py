@@ -156,6 +156,8 @@ class Batch(ArithmeticMixin):
         inv, out_idx = src
         out = inv.wait()[out_idx]
         self._samples = out._samples
+        self._bs = out._bs
+        self._sources = out._sources
         self._dense = out._dense
         self._dtype = out._dtype
         self._layout = out._layout
@@ -171,7 +173,9 @@ class Batch(ArithmeticMixin):
     @property
     def batch_size(self) -> int:
         """Number of samples."""
-        return self._bs
+        if self._bs is None:
+            self._resolve()
+        return self._bs  # type: ignore[return-value]
 
     @property
     def dtype(self) -> _dt.DType:

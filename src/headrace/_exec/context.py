@@ -16,6 +16,7 @@ import collections
 import itertools
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -186,22 +187,35 @@ def _pool_worker(pool_ref: Any, queue: collections.deque, cv: threading.Conditio
 
 
 class _Executor:
-    """One background thread running eager invocations in submission order."""
+    """One background thread running eager invocations in submission order.
+
+    Waking a thread costs far more than a small operator, and a result consumed right after its
+    call is run by the consumer anyway (work stealing). So a single queued call does not wake a
+    sleeping executor at once: the executor polls every millisecond while calls keep coming, and
+    is woken at once only when a backlog builds up or it is in its long sleep.
+    """
+
+    _POLL = 0.001
+    _ACTIVE = 1.0
 
     def __init__(self) -> None:
         self._queue: collections.deque[Invocation] = collections.deque()
         self._cv = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
-        self._idle = True
+        self._long_sleep = True
+        self._last_submit = 0.0
 
     def submit(self, inv: Invocation) -> None:
-        self._queue.append(inv)
-        if self._idle:
+        q = self._queue
+        q.append(inv)
+        self._last_submit = time.monotonic()
+        if self._long_sleep or len(q) > 1:
             with self._cv:
                 if self._thread is None or not self._thread.is_alive():
                     self._thread = threading.Thread(
                         target=self._loop, name="headrace-executor", daemon=True
                     )
+                    self._long_sleep = False
                     self._thread.start()
                 self._cv.notify()
 
@@ -211,16 +225,21 @@ class _Executor:
             try:
                 inv = q.popleft()
             except IndexError:
+                idle_for = time.monotonic() - self._last_submit
                 with self._cv:
                     if q:
                         continue
-                    self._idle = True
-                    if not self._cv.wait(timeout=10.0) and not q:
+                    if idle_for < self._ACTIVE:
+                        self._cv.wait(timeout=self._POLL)
+                        continue
+                    self._long_sleep = True
+                    woke = self._cv.wait(timeout=30.0)
+                    self._long_sleep = False
+                    if not woke and not q:
                         self._thread = None
+                        self._long_sleep = True
                         return
-                    self._idle = False
                 continue
-            self._idle = False
             inv.try_run()
 
     def drain(self) -> None:

@@ -26,14 +26,14 @@ __all__ = [
     "probe",
 ]
 
-# Distribution name -> what it provides here.
+# Distribution name -> name reported by available_codecs (first found wins).
 _CODEC_PACKAGES = {
-    "simplejpeg": "simplejpeg (libjpeg-turbo: JPEG)",
-    "opencv-python-headless": "opencv (PNG, TIFF, BMP, WebP, GIF, PNM, JPEG 2000)",
-    "opencv-python": "opencv (PNG, TIFF, BMP, WebP, GIF, PNM, JPEG 2000)",
-    "pillow": "pillow (headers)",
-    "soundfile": "soundfile (audio)",
-    "nvidia-nvimgcodec-cu12": "nvimgcodec (GPU decode)",
+    "simplejpeg": "simplejpeg",  # libjpeg-turbo: JPEG
+    "opencv-python-headless": "opencv",  # PNG, TIFF, BMP, WebP, GIF, PNM, JPEG 2000
+    "opencv-python": "opencv",
+    "pillow": "pillow",  # headers of the less common formats
+    "soundfile": "soundfile",  # audio
+    "nvidia-nvimgcodec-cu12": "nvimgcodec",  # GPU decode (extra "gpu")
 }
 
 
@@ -52,8 +52,7 @@ def available_codecs() -> dict[str, str]:
     True
     """
     found: dict[str, str] = {}
-    for dist, label in _CODEC_PACKAGES.items():
-        name = label.split(" ", 1)[0]
+    for dist, name in _CODEC_PACKAGES.items():
         if name in found:
             continue
         try:

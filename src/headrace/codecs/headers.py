@@ -25,6 +25,7 @@ __all__ = [
     "detect_format",
     "exif_orientation",
     "probe",
+    "probe_known",
     "unknown_format_error",
 ]
 
@@ -182,6 +183,19 @@ def probe(data: object, *, op: str = "decoders.image") -> ImageInfo:
     fmt = detect_format(buf)
     if fmt == "unknown":
         raise unknown_format_error(buf, op)
+    return probe_known(buf, fmt, op=op)
+
+
+def probe_known(buf: np.ndarray, fmt: str, *, op: str = "decoders.image") -> ImageInfo:
+    """:func:`probe` for a buffer whose format :func:`detect_format` already named.
+
+    Examples
+    --------
+    >>> import cv2
+    >>> jpg = cv2.imencode(".jpg", np.zeros((4, 6), np.uint8))[1]
+    >>> probe_known(jpg, "jpeg").channels
+    1
+    """
     try:
         if fmt == "jpeg":
             return _probe_jpeg(buf)

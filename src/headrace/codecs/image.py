@@ -35,6 +35,7 @@ from headrace.codecs.headers import (
     detect_format,
     exif_orientation,
     probe,
+    probe_known,
     unknown_format_error,
 )
 from headrace.codecs.jpeg import decode_jpeg
@@ -123,9 +124,12 @@ def decode(
     elif adjust_orientation:
         orientation = info.orientation if info is not None else exif_orientation(buf, fmt)
         img = convert.orient(img, orientation)
-    if roi is not None:
-        img = _crop(img, roi, op)
-    return _to_output(img, layout, ot, dt)
+    if roi is None:
+        return _to_output(img, layout, ot, dt)
+    out = _to_output(_crop(img, roi, op), layout, ot, dt)
+    # A crop that happens to be contiguous (whole rows) is still a view: never pin the full image.
+    base = out.base
+    return out.copy() if isinstance(base, np.ndarray) and base.nbytes > out.nbytes else out
 
 
 def peek_shape(
@@ -179,11 +183,11 @@ def _decode_raw(
 ) -> tuple[np.ndarray, str, ImageInfo | None]:
     """Decode unoriented pixels; returns them, their layout and the header when it was read."""
     if fmt == "jpeg":
-        info = probe(buf, op=op)
+        info = probe_known(buf, fmt, op=op)
         img, layout = decode_jpeg(buf, info, ot, fast_idct=fast_idct)
         return img, layout, info
     img, layout = decode_opencv(buf, fmt, ot)
-    info = probe(buf, op=op) if fmt == "png" else None
+    info = probe_known(buf, fmt, op=op) if fmt == "png" else None
     if ot == DALIImageType.ANY_DATA and layout == "BGRA":
         stored = info.channels if info is not None else (3 if fmt == "gif" else 4)
         if stored == 2:  # gray + alpha, expanded to BGRA by the codec

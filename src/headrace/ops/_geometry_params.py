@@ -31,7 +31,7 @@ from headrace.ops._geometry_common import (
     check_layout,
     spatial_axes,
 )
-from headrace.ops._resize_params import crop_resize_plan
+from headrace.ops._resize_params import crop_resize_plan, resize_params
 
 OOB_POLICIES = ("error", "pad", "trim_to_shape")
 
@@ -389,6 +389,46 @@ def random_resized_crop_params(
     )  # fmt: skip
 
 
+def resize_crop_mirror_params(
+    shape: Sequence[int],
+    layout: str,
+    *,
+    crop: Any = None,
+    crop_h: float | None = None,
+    crop_w: float | None = None,
+    crop_pos_x: float = 0.5,
+    crop_pos_y: float = 0.5,
+    mirror: int = 0,
+    **resize_args: Any,
+) -> KernelPlan:
+    """Plan ``resize_crop_mirror`` as one resampling of the matching input ROI (kernel:
+    ``resize.resize``): resize as ``resize`` would, crop that result, mirror horizontally.
+
+    Examples
+    --------
+    >>> resize_crop_mirror_params((480, 640, 3), "HWC", resize_shorter=256, crop=(224, 224)).shape
+    (224, 224, 3)
+    """
+    plan = resize_params(shape, layout, **resize_args)
+    k = plan.kwargs
+    out = k["out_size"]
+    extents = _crop_extents("resize_crop_mirror", len(out), crop, crop_h, crop_w, None)
+    anchor, ext = crop_window(
+        "resize_crop_mirror", out, extents, (crop_pos_y, crop_pos_x)[-len(out) :]
+    )
+    lo, hi = list(k["roi_lo"]), list(k["roi_hi"])
+    for d in range(len(out)):
+        step = (hi[d] - lo[d]) / out[d]
+        lo[d], hi[d] = lo[d] + anchor[d] * step, lo[d] + (anchor[d] + ext[d]) * step
+    if mirror:
+        lo[-1], hi[-1] = hi[-1], lo[-1]
+    out_shape = list(plan.shape)
+    for a, e in zip(spatial_axes(layout), ext):
+        out_shape[a] = e
+    kwargs = dict(k, out_size=tuple(ext), roi_lo=tuple(lo), roi_hi=tuple(hi))
+    return KernelPlan(tuple(out_shape), plan.dtype, kwargs)
+
+
 # ----------------------------------------------------------------------------- flip
 
 
@@ -647,8 +687,8 @@ def erase_params(
 ) -> KernelPlan:
     """Plan ``erase``: boxes to fill (kernel: ``geometry.erase``). ``erase_shape`` = ``shape`` arg.
 
-    Without ``axes``/``axis_names`` every axis but ``C`` is given per region. Starts and
-    extents are truncated to integers separately (as DALI does), then clipped to the input.
+    Without ``axes``/``axis_names`` every axis but ``C`` is given per region. Region start
+    and end are truncated to integers (as DALI does), then clipped to the input.
 
     Examples
     --------
@@ -679,7 +719,7 @@ def erase_params(
             if centered_anchor:
                 st -= ex / 2
             lo[a] = min(max(int(st), 0), shape[a])
-            hi[a] = min(max(int(st) + int(ex), 0), shape[a])
+            hi[a] = min(max(int(st + ex), 0), shape[a])
         boxes.append((tuple(lo), tuple(hi)))
     c_axis = layout.find("C") if layout else -1
     kwargs = {

@@ -248,7 +248,8 @@ class OpSchema:
                 _sync_device(dev)
             return _wrap_outputs(outs, batch_mode, self.num_outputs)
         inv = Invocation(run, name, site, deferred=mode is EvalMode.deferred)
-        res = _lazy_outputs(inv, n, batch_mode, out_devs, self.num_outputs)
+        n_out = None if vals.get("on_error") == "skip" else n  # skipping may shrink the batch
+        res = _lazy_outputs(inv, n_out, batch_mode, out_devs, self.num_outputs)
         if mode is EvalMode.eager:
             ctx.submit(inv)
         else:
@@ -403,7 +404,7 @@ def _wrap_outputs(outs: tuple[Batch, ...], batch_mode: bool, num_outputs: int) -
 
 
 def _lazy_outputs(
-    inv: Invocation, n: int, batch_mode: bool, devs: Sequence[Device], num_outputs: int
+    inv: Invocation, n: int | None, batch_mode: bool, devs: Sequence[Device], num_outputs: int
 ) -> Any:
     if batch_mode:
         res: tuple[Any, ...] = tuple(

@@ -222,6 +222,20 @@ def _stats(
     return mean, inv
 
 
+def _axis_sums(v: np.ndarray, axes: tuple[int, ...], square: bool = False) -> np.ndarray:
+    """Float64 sums (of squares) over ``axes`` with kept dims; einsum when the axes lead."""
+    k = len(axes)
+    if axes == tuple(range(k)) and v.flags.c_contiguous and v.size:
+        flat = v.reshape(int(np.prod(v.shape[:k])), -1)
+        if square:
+            sums = np.einsum("ij,ij->j", flat, flat, dtype=np.float64)
+        else:
+            sums = np.einsum("ij->j", flat, dtype=np.float64)
+        return sums.reshape((1,) * k + v.shape[k:])
+    src = np.square(v) if square else v
+    return src.sum(axis=axes, keepdims=True, dtype=np.float64)
+
+
 def _kept_size(x: np.ndarray, axes: tuple[int, ...]) -> int:
     return int(np.prod([x.shape[i] for i in range(x.ndim) if i not in axes], dtype=np.int64))
 
@@ -258,8 +272,23 @@ def normalize(
     ...           epsilon=0.0, ddof=0, dtype=np.dtype("float32")).tolist()
     [-1.0, 1.0]
     """
-    m, inv = _stats([x], axes, mean, stddev, epsilon, ddof)
-    return _apply_norm(x, m, inv, scale, shift, np.dtype(dtype))
+    v = x.astype(_F32)
+    count = x.size // max(1, _kept_size(x, axes))
+    if mean is None:
+        mean = _axis_sums(v, axes) / max(count, 1)
+    v -= np.asarray(mean).astype(_F32)  # centred once, reused for the variance
+    if stddev is None:
+        ssq = _axis_sums(v, axes, square=True)
+        var = ssq / (count - ddof) if count - ddof > 0 else np.zeros_like(ssq)
+    else:
+        var = np.square(np.asarray(stddev, np.float64))
+    var = var + epsilon
+    with np.errstate(divide="ignore"):
+        inv = np.where(var > 0, 1.0 / np.sqrt(var), 0.0)
+    v *= (inv * scale).astype(_F32)
+    if shift:
+        v += _F32(shift)
+    return to_dtype(v, np.dtype(dtype))
 
 
 def normalize_batch(xs: Sequence[np.ndarray], layout: str | None, **params) -> list[np.ndarray]:

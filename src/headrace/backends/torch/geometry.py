@@ -189,7 +189,9 @@ def crop_mirror_normalize(
         dst[mirror_axis] = _slice(n - d.stop, n - d.start)
     if all(b.stop > b.start for b in src_box):
         if pad_output:  # the extra channel is 0 where there is image, fill elsewhere
-            vals = torch.cat([vals, torch.zeros_like(vals.narrow(channel_axis, 0, 1))], channel_axis)
+            vals = torch.cat(
+                [vals, torch.zeros_like(vals.narrow(channel_axis, 0, 1))], channel_axis
+            )
             dst[channel_axis] = _slice(0, shape[channel_axis] + 1)
         out[tuple(dst)] = vals
     del inside

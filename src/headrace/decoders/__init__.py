@@ -1,0 +1,12 @@
+"""``ndd.decoders``: image decoders.
+
+Examples
+--------
+>>> import headrace as ndd
+>>> callable(ndd.decoders.image)
+True
+"""
+
+from headrace.decoders.image import image, image_crop, image_random_crop, skipped_count
+
+__all__ = ["image", "image_crop", "image_random_crop", "skipped_count"]

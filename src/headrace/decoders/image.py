@@ -1,0 +1,503 @@
+"""Image decoders: ``decoders.image``, ``decoders.image_crop``, ``decoders.image_random_crop``,
+``peek_image_shape`` and ``imread``.
+
+JPEG goes through libjpeg-turbo (``simplejpeg``), the other formats (PNG, BMP, TIFF, WebP, GIF,
+PNM, JPEG 2000) through OpenCV; pixels equal the reference's CPU decoder. Samples are decoded on
+the worker threads (the codecs release the GIL). ``device="gpu"`` decodes on the CPU and uploads
+each image once (nvImageCodec decoding is not wired yet).
+
+A sample that cannot be decoded raises :class:`~headrace.DecodeError` naming the operator, the
+sample index and the file it came from. With the keyword-only ``on_error="skip"`` such samples
+are dropped from the output (the batch gets smaller), a warning names them, and
+:func:`skipped_count` counts them.
+
+Examples
+--------
+>>> import cv2, numpy as np
+>>> import headrace as ndd
+>>> ok, jpg = cv2.imencode(".jpg", np.full((8, 10, 3), 128, np.uint8))
+>>> img = ndd.decoders.image(ndd.as_tensor(jpg.ravel()))
+>>> img.shape, img.layout
+((8, 10, 3), 'HWC')
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any
+
+import numpy as np
+
+from headrace import codecs
+from headrace._core import dtype as _dt
+from headrace._core import storage as _st
+from headrace._core.batch import Batch
+from headrace._core.errors import DecodeError, InvalidArgumentError
+from headrace.ops._geometry_params import crop_window, random_crop_window
+from headrace.ops._schema import (
+    Arg,
+    KernelContext,
+    OpSchema,
+    sample_args,
+    to_any,
+    to_bool,
+    to_dtype,
+    to_float,
+    to_floats,
+    to_int,
+    to_str,
+)
+
+_skipped = 0
+_skipped_lock = threading.Lock()
+
+
+def skipped_count() -> int:
+    """How many samples the decoders dropped with ``on_error="skip"`` in this process."""
+    return _skipped
+
+
+def _on_error(v: Any) -> str:
+    s = to_str(v)
+    if s not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {s!r}")
+    return s
+
+
+def _output_type(v: Any) -> Any:
+    from headrace.types import image_type
+
+    return image_type(v)
+
+
+_DECODER_ARGS = (
+    Arg("output_type", _output_type, None, doc="Colour space: RGB, BGR, GRAY, YCbCr, ANY_DATA."),
+    Arg("dtype", to_dtype, None, doc="Output type: uint8 (default), uint16 or float32."),
+    Arg("adjust_orientation", to_bool, True, doc="Apply the EXIF orientation."),
+    Arg("use_fast_idct", to_bool, False, doc="Faster, less accurate JPEG IDCT."),
+    Arg("jpeg_fancy_upsampling", to_bool, False, doc="Accepted; the CPU path always uses it."),
+    Arg("hw_decoder_load", to_float, 0.9, doc="Accepted for compatibility (GPU only)."),
+    Arg("preallocate_width_hint", to_int, 0, doc="Accepted for compatibility."),
+    Arg("preallocate_height_hint", to_int, 0, doc="Accepted for compatibility."),
+    Arg("memory_stats", to_bool, False, doc="Accepted for compatibility."),
+    Arg("on_error", _on_error, "raise", doc="'raise' or 'skip' undecodable samples."),
+)
+_CROP_ARGS = (
+    Arg("crop", to_floats, None, per_sample=True, doc="(height, width) of the window."),
+    Arg("crop_h", to_float, None, per_sample=True, doc="Window height."),
+    Arg("crop_w", to_float, None, per_sample=True, doc="Window width."),
+    Arg("crop_pos_x", to_float, 0.5, per_sample=True, doc="Horizontal position in [0, 1]."),
+    Arg("crop_pos_y", to_float, 0.5, per_sample=True, doc="Vertical position in [0, 1]."),
+    Arg("rounding", to_str, "round", doc="Anchor rounding: 'round' or 'truncate'."),
+)
+_RANDOM_CROP_ARGS = (
+    Arg("random_area", to_floats, np.array([0.08, 1.0], np.float32), doc="Area fraction range."),
+    Arg("random_aspect_ratio", to_floats, np.array([3 / 4, 4 / 3], np.float32),
+        doc="Aspect ratio (w/h) range."),
+    Arg("num_attempts", to_int, 10, doc="Attempts before the fallback window."),
+)  # fmt: skip
+
+
+DECODE = OpSchema("decoders.image", args=_DECODER_ARGS, cpu_only_inputs=True,
+                  gpu_module="headrace.decoders.image")  # fmt: skip
+DECODE_CROP = OpSchema("decoders.image_crop", args=_DECODER_ARGS + _CROP_ARGS,
+                       cpu_only_inputs=True, gpu_module="headrace.decoders.image")  # fmt: skip
+DECODE_RANDOM_CROP = OpSchema(
+    "decoders.image_random_crop", args=_DECODER_ARGS + _RANDOM_CROP_ARGS, random=True,
+    cpu_only_inputs=True, gpu_module="headrace.decoders.image",
+)  # fmt: skip
+PEEK = OpSchema(
+    "peek_image_shape", devices=("cpu",), cpu_only_inputs=True,
+    args=(Arg("dtype", to_dtype, None, doc="Output type (int64)."),
+          Arg("adjust_orientation", to_bool, True, doc="Report the oriented shape."),
+          Arg("image_type", _output_type, None, doc="Colour space deciding the channels.")),
+)  # fmt: skip
+FILE_READ = OpSchema("io.file.read", devices=("cpu",), args=(Arg("_unused", to_any, None),))
+
+
+def _codec_kwargs(v: dict[str, Any]) -> dict[str, Any]:
+    kw: dict[str, Any] = {"adjust_orientation": v["adjust_orientation"],
+                          "use_fast_idct": v["use_fast_idct"]}  # fmt: skip
+    if v["output_type"] is not None:
+        kw["output_type"] = v["output_type"]
+    if v["dtype"] is not None:
+        kw["dtype"] = v["dtype"].numpy
+    return kw
+
+
+def _decode_batch(
+    kc: KernelContext, ins: list[Batch], v: dict[str, Any], rois: list[Any] | None
+) -> tuple[Batch]:
+    x = ins[0]
+    samples = x._samples
+    assert samples is not None
+    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
+        raise InvalidArgumentError(
+            f"{kc.name}: the input must be encoded bytes (1-D uint8), got {x._dtype} with "
+            f"{samples[0].ndim if samples else 0} dimensions. Read files with "
+            "ndd.readers.File or ndd.io.file.read."
+        )
+    kw = _codec_kwargs(v)
+    skip = v["on_error"] == "skip"
+    name = kc.name
+
+    def one(i: int) -> Any:
+        try:
+            return codecs.decode(samples[i], roi=rois[i] if rois else None, op=name, **kw)
+        except DecodeError:
+            if skip:
+                return None
+            raise
+
+    outs = kc.map(one)
+    keep = list(range(len(outs)))
+    if skip and any(o is None for o in outs):
+        _note_skipped(name, [i for i, o in enumerate(outs) if o is None], kc)
+        keep = [i for i, o in enumerate(outs) if o is not None]
+        outs = [outs[i] for i in keep]
+    if kc.device.device_type == "gpu":
+        dev = kc.device
+        dt = _st.dtype_of(outs[0]) if outs else _dt.uint8
+        outs = [_st.move(o, dev, dt) for o in outs]
+    dt = v["dtype"] or _dt.uint8
+    out = Batch._wrap(outs, dt, "HWC", kc.device)
+    if x._sources is not None:
+        out._sources = [x._sources[i] for i in keep]
+    return (out,)
+
+
+def _note_skipped(name: str, dropped: list[int], kc: KernelContext) -> None:
+    global _skipped
+    with _skipped_lock:
+        _skipped += len(dropped)
+    where = ", ".join(f"{i}" + (f" ({kc.source(i)!r})" if kc.source(i) else "") for i in dropped)
+    warnings.warn(f"{name}: skipped {len(dropped)} undecodable sample(s): {where}", stacklevel=2)
+
+
+def _decode_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
+    return _decode_batch(kc, ins, v, None)
+
+
+def _peek_hw(kc: KernelContext, data: np.ndarray, v: dict[str, Any], i: int) -> tuple[int, int]:
+    try:
+        h, w, _ = codecs.peek_shape(data, adjust_orientation=v["adjust_orientation"], op=kc.name)
+    except DecodeError as e:
+        from headrace.ops._schema import annotate
+
+        raise annotate(e, kc.name, i, kc.source(i)) from None
+    return h, w
+
+
+def _crop_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
+    samples = ins[0]._samples
+    assert samples is not None
+    rois = []
+    for i in range(kc.n):
+        a = sample_args(v, i)
+        h, w = _peek_hw(kc, samples[i], a, i)
+        if a["crop"] is not None:
+            c = np.atleast_1d(a["crop"])
+            ch, cw = (float(c[0]), float(c[-1]))
+        else:
+            ch, cw = a["crop_h"] or 0.0, a["crop_w"] or 0.0
+        if ch > h or cw > w:
+            raise InvalidArgumentError(
+                f"{kc.name}: sample {i}: crop window ({ch:g}, {cw:g}) is larger than the image "
+                f"({h}, {w}). Use a smaller crop."
+            )
+        (y, x), (hh, ww) = crop_window(kc.name, (h, w), (ch, cw),
+                                       (a["crop_pos_y"], a["crop_pos_x"]), a["rounding"])  # fmt: skip
+        rois.append((y, x, hh, ww))
+    return _decode_batch(kc, ins, v, rois)
+
+
+def _random_crop_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
+    samples = ins[0]._samples
+    assert samples is not None
+    gen = kc.generator()
+    rois = []
+    for i in range(kc.n):
+        h, w = _peek_hw(kc, samples[i], v, i)
+        (y, x), (hh, ww) = random_crop_window(
+            gen, (h, w), v["random_area"], v["random_aspect_ratio"], v["num_attempts"]
+        )
+        rois.append((y, x, hh, ww))
+    return _decode_batch(kc, ins, v, rois)
+
+
+for _dev in ("cpu", "gpu"):
+    DECODE.kernel(_dev)(_decode_kernel)
+    DECODE_CROP.kernel(_dev)(_crop_kernel)
+    DECODE_RANDOM_CROP.kernel(_dev)(_random_crop_kernel)
+
+
+@PEEK.kernel("cpu")
+def _peek_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
+    samples = ins[0]._samples
+    assert samples is not None
+    dt = v["dtype"] or _dt.int64
+    kw: dict[str, Any] = {"adjust_orientation": v["adjust_orientation"], "op": kc.name}
+    if v["image_type"] is not None:
+        kw["output_type"] = v["image_type"]
+    outs = kc.map(lambda i: np.asarray(codecs.peek_shape(samples[i], **kw), dtype=dt.numpy))
+    return (Batch._wrap(outs, dt, None, kc.device),)
+
+
+@FILE_READ.kernel("cpu")
+def _file_read_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
+    samples = ins[0]._samples
+    assert samples is not None
+    paths = [bytes(np.asarray(s, dtype=np.uint8)).decode("utf-8") for s in samples]
+
+    def one(i: int) -> np.ndarray:
+        try:
+            return np.fromfile(paths[i], dtype=np.uint8)
+        except OSError as e:
+            raise FileNotFoundError(f"io.file.read: cannot read {paths[i]!r}: {e}") from None
+
+    out = Batch._wrap(kc.map(one), _dt.uint8, None, kc.device)
+    out._sources = paths
+    return (out,)
+
+
+# --- public functions ------------------------------------------------------------------------
+def image(
+    input: Any, /, *, output_type: Any = None, dtype: Any = None,
+    adjust_orientation: bool | None = None, use_fast_idct: bool | None = None,
+    jpeg_fancy_upsampling: bool | None = None, hw_decoder_load: float | None = None,
+    preallocate_width_hint: int | None = None, preallocate_height_hint: int | None = None,
+    memory_stats: bool | None = None, on_error: str | None = None,
+    device: Any = None, batch_size: int | None = None,
+) -> Any:  # fmt: skip
+    """Decode images (JPEG, PNG, BMP, TIFF, WebP, GIF, PNM, JPEG 2000) to HWC arrays.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        Encoded files as 1-D uint8 (as ``readers.File`` produces).
+    output_type : types.DALIImageType, optional
+        ``RGB`` (default), ``BGR``, ``GRAY`` (1 channel), ``YCbCr`` or ``ANY_DATA`` (the file's
+        own channels).
+    dtype : DType, optional
+        ``uint8`` (default), ``uint16`` or ``float32`` (scaled to [0, 1]).
+    adjust_orientation : bool, optional
+        Apply the EXIF orientation (default True).
+    use_fast_idct : bool, optional
+        Use libjpeg-turbo's fast integer IDCT.
+    on_error : {"raise", "skip"}, optional
+        Keyword-only extra: ``"skip"`` drops undecodable samples instead of raising.
+    device : {"cpu", "gpu"}, optional
+        ``"gpu"`` (or ``"mixed"``) returns images on the GPU.
+
+    Returns
+    -------
+    Tensor or Batch
+        uint8 images with layout ``HWC``.
+
+    Raises
+    ------
+    DecodeError
+        A sample is not a decodable image (message names the sample and its file).
+
+    Examples
+    --------
+    >>> import cv2, numpy as np
+    >>> import headrace as ndd
+    >>> ok, png = cv2.imencode(".png", np.zeros((4, 5, 3), np.uint8))
+    >>> ndd.decoders.image(ndd.as_tensor(png.ravel()), output_type=ndd.types.GRAY).shape
+    (4, 5, 1)
+    """
+    return DECODE.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        output_type=output_type,
+        dtype=dtype,
+        adjust_orientation=adjust_orientation,
+        use_fast_idct=use_fast_idct,
+        jpeg_fancy_upsampling=jpeg_fancy_upsampling,
+        hw_decoder_load=hw_decoder_load,
+        preallocate_width_hint=preallocate_width_hint,
+        preallocate_height_hint=preallocate_height_hint,
+        memory_stats=memory_stats,
+        on_error=on_error,
+    )
+
+
+def image_crop(
+    input: Any, /, *, crop: Any = None, crop_h: Any = None, crop_w: Any = None,
+    crop_pos_x: Any = None, crop_pos_y: Any = None, rounding: str | None = None,
+    output_type: Any = None, dtype: Any = None, adjust_orientation: bool | None = None,
+    use_fast_idct: bool | None = None, jpeg_fancy_upsampling: bool | None = None,
+    hw_decoder_load: float | None = None, on_error: str | None = None,
+    device: Any = None, batch_size: int | None = None,
+) -> Any:  # fmt: skip
+    """Decode a window of each image (equals decoding, then cropping).
+
+    Parameters
+    ----------
+    crop : (float, float) or Batch, optional
+        Window ``(height, width)``; or give ``crop_h`` and ``crop_w``. Per sample.
+    crop_pos_x, crop_pos_y : float or Batch, optional
+        Window position in [0, 1] (default 0.5: centred). Per sample.
+    Other parameters as :func:`image`.
+
+    Examples
+    --------
+    >>> import cv2, numpy as np
+    >>> import headrace as ndd
+    >>> ok, png = cv2.imencode(".png", np.arange(30, dtype=np.uint8).reshape(5, 6, 1))
+    >>> ndd.decoders.image_crop(ndd.as_tensor(png.ravel()), crop=(2, 3)).shape
+    (2, 3, 3)
+    """
+    return DECODE_CROP.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        crop=crop,
+        crop_h=crop_h,
+        crop_w=crop_w,
+        crop_pos_x=crop_pos_x,
+        crop_pos_y=crop_pos_y,
+        rounding=rounding,
+        output_type=output_type,
+        dtype=dtype,
+        adjust_orientation=adjust_orientation,
+        use_fast_idct=use_fast_idct,
+        jpeg_fancy_upsampling=jpeg_fancy_upsampling,
+        hw_decoder_load=hw_decoder_load,
+        on_error=on_error,
+    )
+
+
+def image_random_crop(
+    input: Any, /, *, random_area: Any = None, random_aspect_ratio: Any = None,
+    num_attempts: int | None = None, output_type: Any = None, dtype: Any = None,
+    adjust_orientation: bool | None = None, use_fast_idct: bool | None = None,
+    jpeg_fancy_upsampling: bool | None = None, hw_decoder_load: float | None = None,
+    on_error: str | None = None, device: Any = None, batch_size: int | None = None,
+    rng: Any = None,
+) -> Any:  # fmt: skip
+    """Decode a random window of each image (the random-resized-crop window rule).
+
+    Parameters
+    ----------
+    random_area : (float, float), optional
+        Range of the window's area as a fraction of the image (default [0.08, 1]).
+    random_aspect_ratio : (float, float), optional
+        Range of width/height, sampled log-uniformly (default [3/4, 4/3]).
+    num_attempts : int, optional
+        Tries before falling back to the centred, aspect-clamped whole image (default 10).
+    rng : headrace.random.RNG, optional
+        Generator (default: the thread-local one). Each call draws a fixed amount.
+    Other parameters as :func:`image`.
+
+    Examples
+    --------
+    >>> import cv2, numpy as np
+    >>> import headrace as ndd
+    >>> ok, png = cv2.imencode(".png", np.zeros((40, 60, 3), np.uint8))
+    >>> out = ndd.decoders.image_random_crop(ndd.as_tensor(png.ravel()), rng=ndd.random.RNG(1))
+    >>> out.shape[0] <= 40 and out.shape[1] <= 60
+    True
+    """
+    return DECODE_RANDOM_CROP.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        rng=rng,
+        random_area=random_area,
+        random_aspect_ratio=random_aspect_ratio,
+        num_attempts=num_attempts,
+        output_type=output_type,
+        dtype=dtype,
+        adjust_orientation=adjust_orientation,
+        use_fast_idct=use_fast_idct,
+        jpeg_fancy_upsampling=jpeg_fancy_upsampling,
+        hw_decoder_load=hw_decoder_load,
+        on_error=on_error,
+    )
+
+
+def peek_image_shape(
+    input: Any, /, *, dtype: Any = None, adjust_orientation: bool | None = None,
+    image_type: Any = None, device: Any = None, batch_size: int | None = None,
+) -> Any:  # fmt: skip
+    """The (H, W, C) shape of encoded images without decoding them (int64 by default).
+
+    Examples
+    --------
+    >>> import cv2, numpy as np
+    >>> import headrace as ndd
+    >>> ok, png = cv2.imencode(".png", np.zeros((4, 5, 3), np.uint8))
+    >>> ndd.peek_image_shape(ndd.as_tensor(png.ravel())).torch().tolist()
+    [4, 5, 3]
+    """
+    return PEEK.call((input,), device=device, batch_size=batch_size, dtype=dtype,
+                     adjust_orientation=adjust_orientation, image_type=image_type)  # fmt: skip
+
+
+def file_read(input: Any, /, *, device: Any = None, batch_size: int | None = None) -> Any:
+    """Read whole files; the input holds UTF-8 encoded paths (``ndd.io.file.read``).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> import headrace as ndd
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.bin"); open(p, "wb").write(b"xyz")
+    3
+    >>> ndd.io.file.read(ndd.tensor(np.frombuffer(p.encode(), np.uint8))).shape
+    (3,)
+    """
+    return FILE_READ.call((input,), device=device, batch_size=batch_size)
+
+
+def _encode_paths(paths: Any) -> Any:
+    from headrace._core.batch import Batch as _B
+    from headrace._core.tensor import Tensor
+
+    if isinstance(paths, str):
+        return Tensor(np.frombuffer(paths.encode("utf-8"), np.uint8).copy())
+    if isinstance(paths, (list, tuple)) and all(isinstance(p, str) for p in paths):
+        return _B([np.frombuffer(p.encode("utf-8"), np.uint8).copy() for p in paths],
+                  dtype=_dt.uint8)  # fmt: skip
+    if isinstance(paths, (Tensor, _B)):
+        return paths
+    raise TypeError(
+        f"imread: expected a path, a list of paths, or a Tensor/Batch of UTF-8 path bytes "
+        f"(got {type(paths).__name__})."
+    )
+
+
+def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Any:
+    """Read and decode images from paths: a ``str`` gives a Tensor, a list a Batch.
+
+    Parameters
+    ----------
+    filepaths : str, list of str, Tensor or Batch of UTF-8 path bytes
+    device : {"cpu", "mixed", "gpu"}
+        Where the decoded images live.
+    **kwargs
+        Arguments of :func:`image` (``output_type``, ``dtype``, ...).
+
+    Examples
+    --------
+    >>> import cv2, numpy as np, tempfile, os
+    >>> import headrace as ndd
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.png")
+    >>> cv2.imwrite(p, np.zeros((3, 4, 3), np.uint8))
+    True
+    >>> ndd.imread(p).shape
+    (3, 4, 3)
+    """
+    if device not in ("cpu", "mixed", "gpu"):
+        raise ValueError(f"imread: device must be 'cpu' or 'mixed'/'gpu' (got {device!r}).")
+    data = file_read(_encode_paths(filepaths))
+    return image(data, device=device, **kwargs)
+
+
+__all__ = [
+    "file_read", "image", "image_crop", "image_random_crop", "imread", "peek_image_shape",
+    "skipped_count",
+]  # fmt: skip

@@ -1,0 +1,5 @@
+"""``ndd.io``: file input (``ndd.io.file.read``)."""
+
+from headrace.io import file
+
+__all__ = ["file"]
