@@ -14,8 +14,6 @@ Examples
 from __future__ import annotations
 
 from headrace import decoders, io, random, types
-from headrace._core.errors import DecodeError, HeadraceError
-from headrace.decoders.image import imread, peek_image_shape
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
 from headrace._core.dtype import (
@@ -39,6 +37,7 @@ from headrace._core.dtype import (
     uint64,
 )
 from headrace._core.dtype import bool_ as bool
+from headrace._core.errors import DecodeError, HeadraceError
 from headrace._core.tensor import Tensor, as_tensor, tensor
 from headrace._exec.context import (
     EvalContext,
@@ -47,6 +46,7 @@ from headrace._exec.context import (
     set_num_threads,
 )
 from headrace._exec.eval_mode import EvalMode
+from headrace.decoders.image import imread, peek_image_shape
 from headrace.ops import math
 from headrace.ops.misc import (
     cast,

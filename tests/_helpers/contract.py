@@ -44,7 +44,9 @@ def _close(a: Any, b: Any, atol: float, what: str) -> None:
     assert a.shape == b.shape, f"{what}: shape {a.shape} vs {b.shape}"
     assert a.dtype == b.dtype, f"{what}: dtype {a.dtype} vs {b.dtype}"
     if atol == 0:
-        assert np.array_equal(a, b), f"{what}: values differ (max {np.abs(a.astype(float) - b).max()})"
+        assert np.array_equal(a, b), (
+            f"{what}: values differ (max {np.abs(a.astype(float) - b).max()})"
+        )
     else:
         diff = np.abs(a.astype(np.float64) - b.astype(np.float64)).max() if a.size else 0
         assert diff <= atol, f"{what}: max abs diff {diff} > {atol}"
@@ -77,9 +79,15 @@ def check_op(
         one = pick(op(b.tensors[i], **{k: _slice_arg(v, i) for k, v in args.items()}))
         assert isinstance(one, ndd.Tensor)
         _close(np.asarray(one.cpu()), ref_h[i], atol, f"sample {i} vs batch")
-    single = pick(op(ndd.batch(list(samples[:1]), layout=layout),
-                     **{k: (ndd.batch([v.tensors[0]]) if isinstance(v, ndd.Batch) else v)
-                        for k, v in args.items()}))  # fmt: skip
+    single = pick(
+        op(
+            ndd.batch(list(samples[:1]), layout=layout),
+            **{
+                k: (ndd.batch([v.tensors[0]]) if isinstance(v, ndd.Batch) else v)
+                for k, v in args.items()
+            },
+        )
+    )
     _close(host(single)[0], ref_h[0], atol, "batch of one")
     for mode in MODES:
         with mode:

@@ -4,9 +4,9 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
+from tests._helpers.contract import check_op
 
 import headrace as ndd
-from tests._helpers.contract import check_op
 
 
 def _natural(h: int, w: int, seed: int) -> np.ndarray:
@@ -32,7 +32,7 @@ def test_matches_pillow_for_lossless_formats():
     img = _natural(21, 17, 3)
     for ext in (".png", ".bmp", ".tiff", ".webp"):
         params = [cv2.IMWRITE_WEBP_QUALITY, 101] if ext == ".webp" else []
-        ok, buf = cv2.imencode(ext, img[..., ::-1].copy(), params)
+        _, buf = cv2.imencode(ext, img[..., ::-1].copy(), params)
         out = ndd.decoders.image(ndd.as_tensor(buf.ravel()))
         ref = np.asarray(Image.open(io.BytesIO(buf.tobytes())).convert("RGB"))
         assert np.array_equal(np.asarray(out), ref), ext
@@ -55,13 +55,15 @@ def test_contract(jpegs):
 
 def test_crop_equals_decode_then_crop(jpegs):
     full = ndd.decoders.image(ndd.batch(jpegs))
-    cropped = ndd.decoders.image_crop(ndd.batch(jpegs), crop=(10, 12), crop_pos_x=0.0,
-                                      crop_pos_y=1.0)  # fmt: skip
+    cropped = ndd.decoders.image_crop(
+        ndd.batch(jpegs), crop=(10, 12), crop_pos_x=0.0, crop_pos_y=1.0
+    )
     for f, c in zip(full, cropped):
         h = f.shape[0]
         assert np.array_equal(np.asarray(c), np.asarray(f)[h - 10 :, :12])
-    per = ndd.decoders.image_crop(ndd.batch(jpegs), crop_h=ndd.batch([5.0, 6.0, 7.0, 8.0]),
-                                  crop_w=9.0)  # fmt: skip
+    per = ndd.decoders.image_crop(
+        ndd.batch(jpegs), crop_h=ndd.batch([5.0, 6.0, 7.0, 8.0]), crop_w=9.0
+    )
     assert [s[0] for s in per.shape] == [5, 6, 7, 8]
     with pytest.raises(ValueError, match="larger than the image"):
         ndd.decoders.image_crop(ndd.batch(jpegs), crop=(1000, 10)).evaluate()
@@ -94,7 +96,9 @@ def test_corrupt_sample_error_names_index_and_source(tmp_path, jpegs):
         assert ok.batch_size == 2
     before = ndd.decoders.skipped_count()
     with pytest.warns(UserWarning):
-        ndd.decoders.image(ndd.batch([jpegs[0], np.zeros(10, np.uint8)]), on_error="skip").evaluate()
+        ndd.decoders.image(
+            ndd.batch([jpegs[0], np.zeros(10, np.uint8)]), on_error="skip"
+        ).evaluate()
     assert ndd.decoders.skipped_count() == before + 1
 
 

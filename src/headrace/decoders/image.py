@@ -93,32 +93,50 @@ _CROP_ARGS = (
 )
 _RANDOM_CROP_ARGS = (
     Arg("random_area", to_floats, np.array([0.08, 1.0], np.float32), doc="Area fraction range."),
-    Arg("random_aspect_ratio", to_floats, np.array([3 / 4, 4 / 3], np.float32),
-        doc="Aspect ratio (w/h) range."),
+    Arg(
+        "random_aspect_ratio",
+        to_floats,
+        np.array([3 / 4, 4 / 3], np.float32),
+        doc="Aspect ratio (w/h) range.",
+    ),
     Arg("num_attempts", to_int, 10, doc="Attempts before the fallback window."),
-)  # fmt: skip
+)
 
 
-DECODE = OpSchema("decoders.image", args=_DECODER_ARGS, cpu_only_inputs=True,
-                  gpu_module="headrace.decoders.image")  # fmt: skip
-DECODE_CROP = OpSchema("decoders.image_crop", args=_DECODER_ARGS + _CROP_ARGS,
-                       cpu_only_inputs=True, gpu_module="headrace.decoders.image")  # fmt: skip
+DECODE = OpSchema(
+    "decoders.image", args=_DECODER_ARGS, cpu_only_inputs=True, gpu_module="headrace.decoders.image"
+)
+DECODE_CROP = OpSchema(
+    "decoders.image_crop",
+    args=_DECODER_ARGS + _CROP_ARGS,
+    cpu_only_inputs=True,
+    gpu_module="headrace.decoders.image",
+)
 DECODE_RANDOM_CROP = OpSchema(
-    "decoders.image_random_crop", args=_DECODER_ARGS + _RANDOM_CROP_ARGS, random=True,
-    cpu_only_inputs=True, gpu_module="headrace.decoders.image",
-)  # fmt: skip
+    "decoders.image_random_crop",
+    args=_DECODER_ARGS + _RANDOM_CROP_ARGS,
+    random=True,
+    cpu_only_inputs=True,
+    gpu_module="headrace.decoders.image",
+)
 PEEK = OpSchema(
-    "peek_image_shape", devices=("cpu",), cpu_only_inputs=True,
-    args=(Arg("dtype", to_dtype, None, doc="Output type (int64)."),
-          Arg("adjust_orientation", to_bool, True, doc="Report the oriented shape."),
-          Arg("image_type", _output_type, None, doc="Colour space deciding the channels.")),
-)  # fmt: skip
+    "peek_image_shape",
+    devices=("cpu",),
+    cpu_only_inputs=True,
+    args=(
+        Arg("dtype", to_dtype, None, doc="Output type (int64)."),
+        Arg("adjust_orientation", to_bool, True, doc="Report the oriented shape."),
+        Arg("image_type", _output_type, None, doc="Colour space deciding the channels."),
+    ),
+)
 FILE_READ = OpSchema("io.file.read", devices=("cpu",), args=(Arg("_unused", to_any, None),))
 
 
 def _codec_kwargs(v: dict[str, Any]) -> dict[str, Any]:
-    kw: dict[str, Any] = {"adjust_orientation": v["adjust_orientation"],
-                          "use_fast_idct": v["use_fast_idct"]}  # fmt: skip
+    kw: dict[str, Any] = {
+        "adjust_orientation": v["adjust_orientation"],
+        "use_fast_idct": v["use_fast_idct"],
+    }
     if v["output_type"] is not None:
         kw["output_type"] = v["output_type"]
     if v["dtype"] is not None:
@@ -206,8 +224,9 @@ def _crop_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tupl
                 f"{kc.name}: sample {i}: crop window ({ch:g}, {cw:g}) is larger than the image "
                 f"({h}, {w}). Use a smaller crop."
             )
-        (y, x), (hh, ww) = crop_window(kc.name, (h, w), (ch, cw),
-                                       (a["crop_pos_y"], a["crop_pos_x"]), a["rounding"])  # fmt: skip
+        (y, x), (hh, ww) = crop_window(
+            kc.name, (h, w), (ch, cw), (a["crop_pos_y"], a["crop_pos_x"]), a["rounding"]
+        )
         rois.append((y, x, hh, ww))
     return _decode_batch(kc, ins, v, rois)
 
@@ -263,13 +282,22 @@ def _file_read_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) ->
 
 # --- public functions ------------------------------------------------------------------------
 def image(
-    input: Any, /, *, output_type: Any = None, dtype: Any = None,
-    adjust_orientation: bool | None = None, use_fast_idct: bool | None = None,
-    jpeg_fancy_upsampling: bool | None = None, hw_decoder_load: float | None = None,
-    preallocate_width_hint: int | None = None, preallocate_height_hint: int | None = None,
-    memory_stats: bool | None = None, on_error: str | None = None,
-    device: Any = None, batch_size: int | None = None,
-) -> Any:  # fmt: skip
+    input: Any,
+    /,
+    *,
+    output_type: Any = None,
+    dtype: Any = None,
+    adjust_orientation: bool | None = None,
+    use_fast_idct: bool | None = None,
+    jpeg_fancy_upsampling: bool | None = None,
+    hw_decoder_load: float | None = None,
+    preallocate_width_hint: int | None = None,
+    preallocate_height_hint: int | None = None,
+    memory_stats: bool | None = None,
+    on_error: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
     """Decode images (JPEG, PNG, BMP, TIFF, WebP, GIF, PNM, JPEG 2000) to HWC arrays.
 
     Parameters
@@ -326,13 +354,25 @@ def image(
 
 
 def image_crop(
-    input: Any, /, *, crop: Any = None, crop_h: Any = None, crop_w: Any = None,
-    crop_pos_x: Any = None, crop_pos_y: Any = None, rounding: str | None = None,
-    output_type: Any = None, dtype: Any = None, adjust_orientation: bool | None = None,
-    use_fast_idct: bool | None = None, jpeg_fancy_upsampling: bool | None = None,
-    hw_decoder_load: float | None = None, on_error: str | None = None,
-    device: Any = None, batch_size: int | None = None,
-) -> Any:  # fmt: skip
+    input: Any,
+    /,
+    *,
+    crop: Any = None,
+    crop_h: Any = None,
+    crop_w: Any = None,
+    crop_pos_x: Any = None,
+    crop_pos_y: Any = None,
+    rounding: str | None = None,
+    output_type: Any = None,
+    dtype: Any = None,
+    adjust_orientation: bool | None = None,
+    use_fast_idct: bool | None = None,
+    jpeg_fancy_upsampling: bool | None = None,
+    hw_decoder_load: float | None = None,
+    on_error: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
     """Decode a window of each image (equals decoding, then cropping).
 
     Parameters
@@ -372,13 +412,23 @@ def image_crop(
 
 
 def image_random_crop(
-    input: Any, /, *, random_area: Any = None, random_aspect_ratio: Any = None,
-    num_attempts: int | None = None, output_type: Any = None, dtype: Any = None,
-    adjust_orientation: bool | None = None, use_fast_idct: bool | None = None,
-    jpeg_fancy_upsampling: bool | None = None, hw_decoder_load: float | None = None,
-    on_error: str | None = None, device: Any = None, batch_size: int | None = None,
+    input: Any,
+    /,
+    *,
+    random_area: Any = None,
+    random_aspect_ratio: Any = None,
+    num_attempts: int | None = None,
+    output_type: Any = None,
+    dtype: Any = None,
+    adjust_orientation: bool | None = None,
+    use_fast_idct: bool | None = None,
+    jpeg_fancy_upsampling: bool | None = None,
+    hw_decoder_load: float | None = None,
+    on_error: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
     rng: Any = None,
-) -> Any:  # fmt: skip
+) -> Any:
     """Decode a random window of each image (the random-resized-crop window rule).
 
     Parameters
@@ -421,9 +471,15 @@ def image_random_crop(
 
 
 def peek_image_shape(
-    input: Any, /, *, dtype: Any = None, adjust_orientation: bool | None = None,
-    image_type: Any = None, device: Any = None, batch_size: int | None = None,
-) -> Any:  # fmt: skip
+    input: Any,
+    /,
+    *,
+    dtype: Any = None,
+    adjust_orientation: bool | None = None,
+    image_type: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
     """The (H, W, C) shape of encoded images without decoding them (int64 by default).
 
     Examples
@@ -434,8 +490,14 @@ def peek_image_shape(
     >>> ndd.peek_image_shape(ndd.as_tensor(png.ravel())).torch().tolist()
     [4, 5, 3]
     """
-    return PEEK.call((input,), device=device, batch_size=batch_size, dtype=dtype,
-                     adjust_orientation=adjust_orientation, image_type=image_type)  # fmt: skip
+    return PEEK.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        dtype=dtype,
+        adjust_orientation=adjust_orientation,
+        image_type=image_type,
+    )
 
 
 def file_read(input: Any, /, *, device: Any = None, batch_size: int | None = None) -> Any:
@@ -460,8 +522,9 @@ def _encode_paths(paths: Any) -> Any:
     if isinstance(paths, str):
         return Tensor(np.frombuffer(paths.encode("utf-8"), np.uint8).copy())
     if isinstance(paths, (list, tuple)) and all(isinstance(p, str) for p in paths):
-        return _B([np.frombuffer(p.encode("utf-8"), np.uint8).copy() for p in paths],
-                  dtype=_dt.uint8)  # fmt: skip
+        return _B(
+            [np.frombuffer(p.encode("utf-8"), np.uint8).copy() for p in paths], dtype=_dt.uint8
+        )
     if isinstance(paths, (Tensor, _B)):
         return paths
     raise TypeError(
@@ -498,6 +561,11 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Any:
 
 
 __all__ = [
-    "file_read", "image", "image_crop", "image_random_crop", "imread", "peek_image_shape",
+    "file_read",
+    "image",
+    "image_crop",
+    "image_random_crop",
+    "imread",
+    "peek_image_shape",
     "skipped_count",
-]  # fmt: skip
+]
