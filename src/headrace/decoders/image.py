@@ -369,6 +369,9 @@ def image_crop(
     use_fast_idct: bool | None = None,
     jpeg_fancy_upsampling: bool | None = None,
     hw_decoder_load: float | None = None,
+    preallocate_width_hint: int | None = None,
+    preallocate_height_hint: int | None = None,
+    memory_stats: bool | None = None,
     on_error: str | None = None,
     device: Any = None,
     batch_size: int | None = None,
@@ -407,6 +410,9 @@ def image_crop(
         use_fast_idct=use_fast_idct,
         jpeg_fancy_upsampling=jpeg_fancy_upsampling,
         hw_decoder_load=hw_decoder_load,
+        preallocate_width_hint=preallocate_width_hint,
+        preallocate_height_hint=preallocate_height_hint,
+        memory_stats=memory_stats,
         on_error=on_error,
     )
 
@@ -424,6 +430,9 @@ def image_random_crop(
     use_fast_idct: bool | None = None,
     jpeg_fancy_upsampling: bool | None = None,
     hw_decoder_load: float | None = None,
+    preallocate_width_hint: int | None = None,
+    preallocate_height_hint: int | None = None,
+    memory_stats: bool | None = None,
     on_error: str | None = None,
     device: Any = None,
     batch_size: int | None = None,
@@ -466,6 +475,9 @@ def image_random_crop(
         use_fast_idct=use_fast_idct,
         jpeg_fancy_upsampling=jpeg_fancy_upsampling,
         hw_decoder_load=hw_decoder_load,
+        preallocate_width_hint=preallocate_width_hint,
+        preallocate_height_hint=preallocate_height_hint,
+        memory_stats=memory_stats,
         on_error=on_error,
     )
 
