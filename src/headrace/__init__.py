@@ -13,7 +13,7 @@ Examples
 
 from __future__ import annotations
 
-from headrace import decoders, io, random, types
+from headrace import decoders, io, random, readers, types
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
 from headrace._core.dtype import (
@@ -47,6 +47,7 @@ from headrace._exec.context import (
 )
 from headrace._exec.eval_mode import EvalMode
 from headrace.decoders.image import imread, peek_image_shape
+from headrace.external_source import ExternalSource
 from headrace.ops import math
 from headrace.ops.misc import (
     cast,
@@ -70,6 +71,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Batch",
     "DecodeError",
+    "ExternalSource",
+    "readers",
     "HeadraceError",
     "decoders",
     "imread",

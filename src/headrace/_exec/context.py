@@ -347,6 +347,10 @@ class EvalContext:
         return self.thread_pool.map(fn, items)
 
     # --- execution ---------------------------------------------------------------------
+    def idle(self) -> bool:
+        """True when no eager call of this context is queued."""
+        return not self._executor._queue
+
     def submit(self, inv: Invocation) -> None:
         """Queue an eager invocation on the background executor."""
         self._executor.submit(inv)

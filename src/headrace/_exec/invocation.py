@@ -31,7 +31,7 @@ class Invocation:
         self,
         fn: Callable[[], tuple[Any, ...]],
         name: str,
-        site: _callsite.CallSite,
+        site: _callsite.CallSite | None,
         meta: tuple[Any, ...] | None = None,
         deferred: bool = False,
     ) -> None:
@@ -50,7 +50,9 @@ class Invocation:
         _local.depth = getattr(_local, "depth", 0) + 1
         try:
             self.results = self.fn()  # type: ignore[misc]
-        except BaseException as e:
+        except BaseException as e:  # re-raised at consumption
+            if self.site is None:  # running inside the user's call: its frames are live
+                self.site = _callsite.capture(1)
             _exceptions.attach_callsite(e, self.site)
             self.error = e
         finally:

@@ -103,21 +103,11 @@ _RANDOM_CROP_ARGS = (
 )
 
 
-DECODE = OpSchema(
-    "decoders.image", args=_DECODER_ARGS, cpu_only_inputs=True, gpu_module="headrace.decoders.image"
-)
-DECODE_CROP = OpSchema(
-    "decoders.image_crop",
-    args=_DECODER_ARGS + _CROP_ARGS,
-    cpu_only_inputs=True,
-    gpu_module="headrace.decoders.image",
-)
+_DECODER = {"cpu_only_inputs": True, "inline_bytes": 0, "gpu_module": "headrace.decoders.image"}
+DECODE = OpSchema("decoders.image", args=_DECODER_ARGS, **_DECODER)
+DECODE_CROP = OpSchema("decoders.image_crop", args=_DECODER_ARGS + _CROP_ARGS, **_DECODER)
 DECODE_RANDOM_CROP = OpSchema(
-    "decoders.image_random_crop",
-    args=_DECODER_ARGS + _RANDOM_CROP_ARGS,
-    random=True,
-    cpu_only_inputs=True,
-    gpu_module="headrace.decoders.image",
+    "decoders.image_random_crop", args=_DECODER_ARGS + _RANDOM_CROP_ARGS, random=True, **_DECODER
 )
 PEEK = OpSchema(
     "peek_image_shape",
@@ -129,7 +119,9 @@ PEEK = OpSchema(
         Arg("image_type", _output_type, None, doc="Colour space deciding the channels."),
     ),
 )
-FILE_READ = OpSchema("io.file.read", devices=("cpu",), args=(Arg("_unused", to_any, None),))
+FILE_READ = OpSchema(
+    "io.file.read", devices=("cpu",), inline_bytes=0, args=(Arg("_unused", to_any, None),)
+)
 
 
 def _codec_kwargs(v: dict[str, Any]) -> dict[str, Any]:

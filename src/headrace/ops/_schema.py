@@ -91,6 +91,7 @@ class OpSchema:
     cpu_only_inputs: bool = False
     output_devices: Callable[[Device], Sequence[Device]] | None = None
     check: Callable[[dict[str, Any]], None] | None = None
+    inline_bytes: int = 1 << 16
     doc: str = ""
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
@@ -239,15 +240,28 @@ class OpSchema:
                     self.check(vals)
             return kern(kc, batches, vals)
 
-        site = _callsite.capture(2)
         mode = EvalMode.current()
         if mode.value >= 2 or external or in_worker():
-            inv = Invocation(run, name, site)
+            inv = Invocation(run, name, None)
             outs = inv.run_sync()
             if mode is EvalMode.sync_full:
                 _sync_device(dev)
             return _wrap_outputs(outs, batch_mode, self.num_outputs)
-        inv = Invocation(run, name, site, deferred=mode is EvalMode.deferred)
+        if (
+            mode is EvalMode.eager
+            and self.inline_bytes
+            and ctx.idle()
+            and _input_bytes(ins) <= self.inline_bytes
+        ):
+            # Tiny work: handing it to another thread costs more than doing it. Run it now,
+            # in order (nothing is queued), and keep eager semantics for errors: they surface
+            # where the result is consumed. The call site is captured only if it fails.
+            inv = Invocation(run, name, None)
+            inv.try_run()
+            if inv.error is None:
+                return _wrap_outputs(inv.results, batch_mode, self.num_outputs)  # type: ignore[arg-type]
+            return _lazy_outputs(inv, n, batch_mode, out_devs, self.num_outputs)
+        inv = Invocation(run, name, _callsite.capture(2), deferred=mode is EvalMode.deferred)
         n_out = None if vals.get("on_error") == "skip" else n  # skipping may shrink the batch
         res = _lazy_outputs(inv, n_out, batch_mode, out_devs, self.num_outputs)
         if mode is EvalMode.eager:
@@ -316,6 +330,26 @@ def annotate(e: BaseException, op: str, i: int, source: str | None) -> BaseExcep
 
 
 # --- helpers -----------------------------------------------------------------------------------
+def _input_bytes(ins: list[Any]) -> int:
+    """A cheap upper estimate of the input size; lazy inputs count as large."""
+    total = 0
+    for x in ins:
+        if x is None:
+            continue
+        if isinstance(x, Batch):
+            s = x._samples
+            if s is None:
+                return 1 << 62
+            if s:
+                total += len(s) * s[0].nbytes
+        else:
+            d = x._data
+            if d is None:
+                return 1 << 62
+            total += d.nbytes
+    return total
+
+
 def _check_batch_size(name: str, bs: Any) -> int:
     if isinstance(bs, bool) or not isinstance(bs, (int, np.integer)):
         raise InvalidTypeError(f"{name}: batch_size must be an int (got {bs!r}).")

@@ -1,0 +1,18 @@
+"""Readers: stateful sources of samples (``ndd.readers.File`` ...).
+
+Create a reader once and iterate ``reader.next_epoch(batch_size=N)`` once per epoch.
+
+Examples
+--------
+>>> from headrace import readers
+>>> r = readers.File(files=[readers.__file__], labels=[1])
+>>> [(d.shape[0] > 0, int(lab.item())) for d, lab in r.next_epoch()]
+[(True, 1)]
+"""
+
+from __future__ import annotations
+
+from headrace.readers._base import Reader, ReaderState
+from headrace.readers.file import File
+
+__all__ = ["File", "Reader", "ReaderState"]

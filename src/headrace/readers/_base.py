@@ -1,0 +1,574 @@
+"""The reader base class: epochs, batching, shuffling, sharding, prefetching and state.
+
+A reader owns a *dataset* (anything with ``len()``, ``read(i)`` returning one sample's output
+arrays, ``source(i)`` naming where sample ``i`` comes from, and ``read_errors``, the exception
+types that mean "this sample cannot be read"). The base class turns it into epochs:
+
+* **Data epochs.** Data epoch ``e`` is one pass over the shard read in ``e`` (the shard advances
+  every epoch unless ``stick_to_shard``), in a fresh permutation seeded by ``(seed, e)`` when
+  shuffling. ``next_epoch()`` yields the rest of the current data epoch, cut into batches.
+* **Last batch.** ``"partial"`` (default): the last batch may be smaller; ``"drop"``: it is
+  dropped; ``"pad"`` (also ``pad_last_batch=True``): every shard is padded to
+  ``ceil(n / num_shards)`` samples and the last batch is completed, both by repeating the last
+  sample, so every rank yields the same number of full batches; ``"fill"``: the last batch is
+  topped up with the next data epoch's first samples (the reference's behaviour), so the next
+  call starts after them.
+* **State.** The reader's position is the next sample the *consumer* will get: a data epoch and
+  an index into that epoch's order. ``get_state()`` returns it (with the seed and sharding) as a
+  JSON-able :class:`ReaderState`; a fresh reader given that state continues exactly where the
+  consumer stopped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+import weakref
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol
+
+import numpy as np
+
+from headrace._core.batch import Batch
+from headrace._core.device import CPU, Device
+from headrace._core.dtype import DType
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.tensor import Tensor
+from headrace.readers import _sharding as sh
+from headrace.readers._prefetch import END, Emit, Prefetcher
+
+STATE_VERSION = 1
+_MASK64 = (1 << 64) - 1
+_GLOBAL_SHUFFLE_SEED = 0x5EED_F11E  # shuffle_after_epoch without seed: equal on every rank
+_MIX_ERROR = "Cannot mix `samples`, `batches` and `_run`/`__call__` on the same reader."
+_names = itertools.count()
+
+
+class Dataset(Protocol):
+    """What a concrete reader hands to the base class."""
+
+    read_errors: tuple[type[BaseException], ...]
+
+    def __len__(self) -> int: ...
+
+    def read(self, index: int) -> tuple[np.ndarray, ...]: ...
+
+    def source(self, index: int) -> str | None: ...
+
+
+class ReaderState(dict):  # type: ignore[type-arg]
+    """A reader's JSON-able state; ``str()`` is compact JSON and compares equal to the state."""
+
+    def __str__(self) -> str:
+        return json.dumps(self, separators=(",", ":"), sort_keys=True)
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (str, bytes)):
+            try:
+                other = _parse_state(other)
+            except (InvalidArgumentError, InvalidTypeError):
+                return False
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(str(self))
+
+
+def _parse_state(value: Any) -> dict[str, Any]:
+    if isinstance(value, (bytes, bytearray)):
+        value = value.decode("ascii")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise InvalidArgumentError(f"Invalid reader state string ({e}).") from None
+    if not isinstance(value, dict):
+        raise InvalidTypeError(
+            "A reader state must be a ReaderState, a dict or its string "
+            f"(got {type(value).__name__})."
+        )
+    if value.get("version") != STATE_VERSION:
+        raise InvalidArgumentError(
+            f"Unsupported reader state version {value.get('version')!r} "
+            f"(this headrace writes version {STATE_VERSION})."
+        )
+    return dict(value)
+
+
+@dataclass(frozen=True)
+class EpochPlan:
+    """Which samples, in which order, data epoch ``e`` reads (pure and thread-safe).
+
+    Examples
+    --------
+    >>> plan = EpochPlan(size=5, num_shards=2, shard_id=0, stick_to_shard=True,
+    ...                  random_shuffle=False, global_shuffle=False, seed=0)
+    >>> plan.order(0, pad=False).tolist(), plan.order(0, pad=True).tolist()
+    ([0, 1], [0, 1, 1])
+    """
+
+    size: int
+    num_shards: int
+    shard_id: int
+    stick_to_shard: bool
+    random_shuffle: bool
+    global_shuffle: bool
+    seed: int
+
+    def _permutation(self, n: int, epoch: int, stream: int) -> np.ndarray:
+        key = (self.seed & _MASK64) | ((epoch * 2 + stream) << 64)
+        return np.random.Generator(np.random.Philox(key=key)).permutation(n)
+
+    def order(self, epoch: int, pad: bool) -> np.ndarray:
+        """Dataset indices of data epoch ``epoch``, padded to the common shard size if ``pad``."""
+        n, k = self.size, self.num_shards
+        base = self._permutation(n, epoch, 0) if self.global_shuffle else np.arange(n)
+        shard = sh.shard_for_epoch(self.shard_id, epoch, k, self.stick_to_shard)
+        lo, hi = sh.shard_bounds(n, k, shard)
+        idx = base[lo:hi]
+        if self.random_shuffle:
+            idx = idx[self._permutation(len(idx), epoch, 1)]
+        if pad and len(idx):
+            extra = sh.padded_shard_size(n, k) - len(idx)
+            idx = np.concatenate([idx, np.full(extra, idx[-1], idx.dtype)])
+        return idx
+
+
+def _stream(
+    plan: EpochPlan, epoch: int, pos: int, pad: bool
+) -> Iterator[tuple[int, tuple[int, int]] | None]:
+    """Samples from ``(epoch, pos)`` on: ``(index, position after it)``; ``None`` after the
+    first data epoch ends (later epoch boundaries are not marked)."""
+    first = True
+    while True:
+        order = plan.order(epoch, pad)
+        for p in range(pos, len(order)):
+            after = (epoch, p + 1) if p + 1 < len(order) else (epoch + 1, 0)
+            yield int(order[p]), after
+        if first:
+            yield None
+            first = False
+        if len(order) == 0:
+            return
+        epoch, pos = epoch + 1, 0
+
+
+def _produce(
+    plan: EpochPlan,
+    dataset: Dataset,
+    start: tuple[int, int],
+    batch_size: int,
+    last_batch: str,
+    skip: bool,
+    emit: Emit,
+) -> None:
+    """Read one call's batches and emit ``(samples, sources, position, skipped)`` items.
+
+    Each item's position is where the consumer stands after receiving it; the last item carries
+    the end position of the whole call (so an item is held back until the next one is known).
+    """
+    epoch = start[0]
+    pending: list[Any] | None = None
+    samples: list[tuple[np.ndarray, ...]] = []
+    sources: list[str | None] = []
+    skipped = 0
+    end = (epoch + 1, 0)
+    past_boundary = False
+
+    def flush(position: tuple[int, int]) -> bool:
+        nonlocal pending, samples, sources, skipped
+        ok = True
+        if pending is not None:
+            ok = emit(tuple(pending))
+        pending = [samples, sources, position, skipped]
+        samples, sources, skipped = [], [], 0
+        return ok
+
+    try:
+        for item in _stream(plan, start[0], start[1], last_batch == "pad"):
+            if item is None:
+                if not samples or last_batch == "drop":
+                    break
+                if last_batch == "fill":
+                    past_boundary = True
+                    continue
+                while last_batch == "pad" and len(samples) < batch_size:
+                    samples.append(tuple(a.copy() for a in samples[-1]))
+                    sources.append(sources[-1])
+                flush(end)
+                break
+            index, after = item
+            try:
+                arrays = dataset.read(index)
+            except dataset.read_errors:
+                if not skip:
+                    raise
+                skipped += 1
+                continue
+            samples.append(arrays)
+            sources.append(dataset.source(index))
+            if len(samples) == batch_size:
+                if not flush(after):
+                    return
+                if past_boundary:
+                    end = after
+                    break
+    except BaseException:
+        if pending is not None:  # deliver what was read before the failing sample
+            emit(tuple(pending))
+        raise
+    if pending is not None:
+        pending[2] = end
+        pending[3] += skipped
+        emit(tuple(pending))
+    elif skipped:
+        emit(([], [], end, skipped))
+
+
+def _plain_arg(name: str, value: Any) -> Any:
+    """Constructor arguments: no batches; 0-D CPU tensors become Python scalars."""
+    if isinstance(value, Batch):
+        raise InvalidArgumentError(
+            f"Readers cannot be constructed with batch keyword arguments (got a Batch for {name})."
+        )
+    if isinstance(value, Tensor) and value.ndim == 0:
+        return value.item()
+    return value
+
+
+def _positive_int(name: str, value: Any, allow_none: bool = True) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidArgumentError(f"{name} must be a positive integer (got {value!r}).")
+    return int(value)
+
+
+class Reader:
+    """Base of every reader: create once, then iterate ``next_epoch()`` once per epoch.
+
+    Subclasses set ``_outputs`` (one ``(dtype, layout)`` per output) and ``_dataset`` (see
+    :class:`Dataset`), and call ``Reader.__init__`` with the common arguments.
+    """
+
+    _outputs: tuple[tuple[DType, str | None], ...] = ()
+    _dataset: Dataset
+    _global_shuffle: bool = False
+
+    def __init__(
+        self,
+        max_batch_size: int | None = None,
+        name: str | None = None,
+        device: Any = "cpu",
+        num_inputs: int | None = None,
+        *,
+        shard_id: int | str = 0,
+        num_shards: int | str = 1,
+        stick_to_shard: bool = False,
+        pad_last_batch: bool = False,
+        random_shuffle: bool = False,
+        initial_fill: int = 1024,
+        seed: int | None = None,
+        read_ahead: bool | None = None,
+        lazy_init: bool | None = None,
+        skip_cached_images: bool | None = None,
+        prefetch_queue_depth: int = 2,
+        dont_use_mmap: bool | None = None,
+        tensor_init_bytes: int | None = None,
+        enable_checkpointing: bool = False,
+        last_batch: str | None = None,
+        on_error: str = "raise",
+    ) -> None:
+        self._prefetcher: Prefetcher | None = None
+        self._active: weakref.ref[Generator[Any, None, None]] | None = None
+        args = {k: _plain_arg(k, v) for k, v in locals().items() if k not in ("self", "__class__")}
+        cls = type(self).__name__
+        dev = device if isinstance(device, Device) else Device(str(device))
+        if dev.device_type != "cpu":
+            raise InvalidArgumentError(
+                f"Invalid device {device!r} for readers.{cls}: only 'cpu' is supported."
+            )
+        if args["num_inputs"] not in (None, 0):
+            raise InvalidArgumentError(f"readers.{cls} takes no inputs (num_inputs={num_inputs}).")
+        self._max_batch_size = _positive_int("max_batch_size", args["max_batch_size"])
+        self._name = str(name) if name is not None else f"{cls}_{next(_names)}"
+        self._shard_id, self._num_shards = sh.resolve_shards(args["shard_id"], args["num_shards"])
+        self._stick_to_shard = bool(args["stick_to_shard"])
+        self._random_shuffle = bool(args["random_shuffle"])
+        self._initial_fill = _positive_int("initial_fill", args["initial_fill"])
+        self._depth = _positive_int("prefetch_queue_depth", args["prefetch_queue_depth"], False)
+        self._last_batch = self._resolve_last_batch(args["last_batch"], args["pad_last_batch"])
+        if on_error not in ("raise", "skip"):
+            raise InvalidArgumentError(f"on_error must be 'raise' or 'skip' (got {on_error!r}).")
+        self._skip = on_error == "skip"
+        seed = args["seed"]
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise InvalidTypeError(f"seed must be an integer (got {type(seed).__name__}).")
+        self._seed_given = seed is not None and int(seed) >= 0
+        self._seed = int(seed) & _MASK64 if self._seed_given else None
+        self._checkpointing = bool(enable_checkpointing)
+        self._style: str | None = None  # "samples" or "batches", fixed by the first epoch
+        self._batch_size: int | None = None
+        self._started = False
+        self._epoch = 0
+        self._pos = 0
+        self._skipped = 0
+
+    @staticmethod
+    def _resolve_last_batch(last_batch: str | None, pad_last_batch: bool) -> str:
+        if last_batch is None:
+            return "pad" if pad_last_batch else "partial"
+        sh.check_last_batch(last_batch)
+        if pad_last_batch and last_batch != "pad":
+            raise InvalidArgumentError(
+                f"pad_last_batch=True contradicts last_batch={last_batch!r} "
+                "(pad_last_batch=True means last_batch='pad')."
+            )
+        return last_batch
+
+    def _finish_init(self) -> None:
+        """Called by subclasses once ``_dataset`` is set: checks the size, fixes the seed."""
+        n = len(self._dataset)
+        if n < self._num_shards:
+            raise RuntimeError(
+                f"readers.{type(self).__name__}: the dataset has {n} samples, fewer than "
+                f"num_shards={self._num_shards}."
+            )
+        if self._seed is None:
+            global_only = self._global_shuffle and not self._random_shuffle
+            self._seed = _GLOBAL_SHUFFLE_SEED if global_only else secrets.randbits(63)
+
+    def _plan(self) -> EpochPlan:
+        return EpochPlan(
+            size=len(self._dataset),
+            num_shards=self._num_shards,
+            shard_id=self._shard_id,
+            stick_to_shard=self._stick_to_shard,
+            random_shuffle=self._random_shuffle,
+            global_shuffle=self._global_shuffle,
+            seed=int(self._seed or 0),
+        )
+
+    # --- iteration ------------------------------------------------------------------------
+    def next_epoch(
+        self,
+        batch_size: int | None = None,
+        ctx: Any = None,
+        capture: bool = False,
+        *,
+        last_batch: str | None = None,
+    ) -> Generator[tuple[Any, ...], None, None]:
+        """Iterate over one epoch of this reader's current shard.
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Samples per batch; default ``max_batch_size``. Without either, the epoch yields
+            tuples of :class:`Tensor` (sample mode), else tuples of :class:`Batch`.
+        ctx : EvalContext, optional
+            Accepted for compatibility; reading does not depend on it.
+        capture : bool
+            Capture mode (not available yet).
+        last_batch : {"partial", "drop", "pad", "fill"}, optional
+            Overrides the reader's last-batch mode for this epoch.
+
+        Examples
+        --------
+        >>> from headrace.readers import File
+        >>> r = File(files=[__file__], labels=[7])
+        >>> [int(lab.item()) for _, lab in r.next_epoch()]
+        [7]
+        """
+        if capture:
+            raise NotImplementedError("capture mode is not available yet")
+        bs = batch_size if batch_size is not None else self._max_batch_size
+        style = "samples" if bs is None else "batches"
+        if self._style is not None and self._style != style:
+            raise RuntimeError(_MIX_ERROR)
+        if bs is not None:
+            bs = _positive_int("batch_size", _plain_arg("batch_size", bs), False)
+            if self._batch_size is None:
+                if self._max_batch_size is not None and bs > self._max_batch_size:
+                    raise InvalidArgumentError(
+                        f"`batch_size` {bs} is larger than the `max_batch_size` "
+                        f"{self._max_batch_size} given at construction."
+                    )
+            elif bs != self._batch_size:
+                raise InvalidArgumentError(
+                    f"`batch_size` {bs} is different than the `max_batch_size` "
+                    f"{self._batch_size} used in the previous call"
+                )
+        mode = self._last_batch if last_batch is None else sh.check_last_batch(last_batch)
+        self._close_active()
+        self._style, self._batch_size, self._started = style, bs, True
+        gen = self._iterate(bs or 1, mode, bs is not None)
+        self._active = weakref.ref(gen)
+        return gen
+
+    def _close_active(self) -> None:
+        gen = self._active() if self._active is not None else None
+        if gen is not None:
+            gen.close()
+        self._active = None
+
+    def _iterate(
+        self, batch_size: int, last_batch: str, batch_mode: bool
+    ) -> Generator[tuple[Any, ...], None, None]:
+        call_epoch = self._epoch
+        produce = partial(
+            _produce,
+            self._plan(),
+            self._dataset,
+            (self._epoch, self._pos),
+            batch_size,
+            last_batch,
+            self._skip,
+        )
+        prefetcher = Prefetcher(produce, self._depth or 2, self._name)
+        self._prefetcher = prefetcher
+        try:
+            while (item := prefetcher.get()) is not END:
+                samples, sources, (self._epoch, self._pos), skipped = item
+                self._skipped += skipped
+                if samples:
+                    yield self._wrap(samples, sources, batch_mode)
+        finally:
+            prefetcher.stop()
+            self._prefetcher = None
+            if self._epoch <= call_epoch:  # left early (break or error): next call is clean
+                self._epoch, self._pos = call_epoch + 1, 0
+
+    def _wrap(
+        self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
+    ) -> tuple[Any, ...]:
+        if not batch:
+            return tuple(
+                Tensor._wrap(samples[0][j], dt, layout, CPU)
+                for j, (dt, layout) in enumerate(self._outputs)
+            )
+        out = []
+        for j, (dt, layout) in enumerate(self._outputs):
+            b = Batch._wrap([s[j] for s in samples], dt, layout, CPU)
+            b._sources = list(sources)
+            out.append(b)
+        return tuple(out)
+
+    def __del__(self) -> None:
+        prefetcher = getattr(self, "_prefetcher", None)
+        if prefetcher is not None:
+            prefetcher.stop()
+
+    # --- metadata and state ---------------------------------------------------------------
+    def get_metadata(self, batch_size: int | None = None) -> dict[str, int]:
+        """Dataset and sharding facts (valid before the first epoch).
+
+        Keys: ``epoch_size`` (whole dataset), ``epoch_size_padded``, ``number_of_shards``,
+        ``shard_id``, ``pad_last_batch``, ``stick_to_shard`` (0/1 like the reference) and
+        ``skipped`` (samples dropped by ``on_error="skip"`` so far).
+
+        Examples
+        --------
+        >>> from headrace.readers import File
+        >>> File(files=[__file__]).get_metadata()["epoch_size"]
+        1
+        """
+        n = len(self._dataset)
+        pad = self._last_batch == "pad"
+        return {
+            "epoch_size": n,
+            "epoch_size_padded": sh.epoch_size_padded(n, self._num_shards, pad),
+            "number_of_shards": self._num_shards,
+            "shard_id": self._shard_id,
+            "pad_last_batch": int(pad),
+            "stick_to_shard": int(self._stick_to_shard),
+            "skipped": self._skipped,
+        }
+
+    def get_state(self, *, cuda_stream: Any = None) -> ReaderState:
+        """The consumer's position (data epoch, index in it), seed and sharding.
+
+        Needs ``enable_checkpointing=True`` (or an earlier :meth:`set_state`) and a started
+        epoch. A fresh reader given this state resumes exactly after the last item received.
+        """
+        if not self._checkpointing:
+            raise RuntimeError(
+                f"Reader {self._name!r}: checkpointing is not enabled; construct it with "
+                "enable_checkpointing=True."
+            )
+        if not self._started:
+            raise RuntimeError(
+                f"Reader {self._name!r}: cannot get the state before its first iteration."
+            )
+        return ReaderState(
+            version=STATE_VERSION,
+            kind="reader",
+            type=type(self).__qualname__,
+            seed=self._seed,
+            epoch=self._epoch,
+            position=self._pos,
+            shard_id=self._shard_id,
+            num_shards=self._num_shards,
+            stick_to_shard=self._stick_to_shard,
+            random_shuffle=self._random_shuffle,
+            global_shuffle=self._global_shuffle,
+            shuffle="philox(seed, epoch)",
+            dataset_size=len(self._dataset),
+            skipped=self._skipped,
+        )
+
+    def set_state(self, state: Any) -> None:
+        """Continue from a state returned by :meth:`get_state` (only before the first epoch)."""
+        if self._started:
+            raise RuntimeError(
+                f"Reader {self._name!r}: cannot set the state after iteration has begun."
+            )
+        if not isinstance(state, (ReaderState, dict, str, bytes, bytearray)):
+            raise InvalidTypeError(
+                f"set_state expects a ReaderState (or its str / bytes), got {type(state).__name__}."
+            )
+        s = _parse_state(state)
+        try:
+            expect = {
+                "dataset_size": len(self._dataset),
+                "num_shards": self._num_shards,
+                "shard_id": self._shard_id,
+            }
+            for key, mine in expect.items():
+                if int(s[key]) != mine:
+                    raise InvalidArgumentError(
+                        f"Reader {self._name!r}: the state has {key}={s[key]}, this reader "
+                        f"has {mine}; restore into a reader built with the same data and sharding."
+                    )
+            seed, epoch, pos, skipped = (
+                int(s["seed"]), int(s["epoch"]), int(s["position"]), int(s.get("skipped", 0))
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError) as e:
+            if isinstance(e, InvalidArgumentError):
+                raise
+            raise InvalidArgumentError(f"Invalid reader state: missing or bad {e}.") from None
+        if epoch < 0 or pos < 0:
+            raise InvalidArgumentError("Invalid reader state: negative epoch or position.")
+        self._seed, self._epoch, self._pos, self._skipped = seed & _MASK64, epoch, pos, skipped
+        self._checkpointing = True
+
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch-style alias of :meth:`get_state` (a plain dict)."""
+        return dict(self.get_state())
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """PyTorch-style alias of :meth:`set_state`."""
+        self.set_state(state)
+
+    def __repr__(self) -> str:
+        return f"readers.{type(self).__name__}(name={self._name!r}, size={len(self._dataset)})"
+
+
+__all__ = ["Dataset", "EpochPlan", "Reader", "ReaderState"]
