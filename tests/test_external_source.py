@@ -89,8 +89,6 @@ def test_batches_and_batch_size() -> None:
         ExternalSource([(b, np.arange(2))], num_outputs=2)()
 
 
-def test_empty_tuple_gives_empty_tensor_and_capture_is_pending() -> None:
+def test_empty_tuple_gives_empty_tensor() -> None:
     t = ExternalSource([()])()
     assert isinstance(t, Tensor) and t.shape == (0,)
-    with pytest.raises(NotImplementedError, match="capture mode"):
-        ExternalSource(DATA).captured(2)

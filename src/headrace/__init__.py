@@ -13,7 +13,7 @@ Examples
 
 from __future__ import annotations
 
-from headrace import decoders, io, random, readers, types
+from headrace import capture, checkpoint, decoders, io, random, readers, types
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
 from headrace._core.dtype import (
@@ -49,6 +49,19 @@ from headrace._exec.eval_mode import EvalMode
 from headrace.decoders.image import imread, peek_image_shape
 from headrace.external_source import ExternalSource
 from headrace.ops import math
+from headrace.ops.geometry import (
+    crop,
+    crop_mirror_normalize,
+    erase,
+    flip,
+    pad,
+    paste,
+    random_resized_crop,
+    resize,
+    resize_crop_mirror,
+    slice,
+    tensor_resize,
+)
 from headrace.ops.misc import (
     cast,
     cat,
@@ -69,6 +82,18 @@ from headrace.ops.misc import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "capture",
+    "crop",
+    "crop_mirror_normalize",
+    "erase",
+    "flip",
+    "pad",
+    "paste",
+    "random_resized_crop",
+    "resize",
+    "resize_crop_mirror",
+    "slice",
+    "tensor_resize",
     "Batch",
     "DecodeError",
     "ExternalSource",
@@ -94,6 +119,7 @@ __all__ = [
     "bool",
     "cast",
     "cat",
+    "checkpoint",
     "copy",
     "device",
     "dtype",

@@ -79,12 +79,13 @@ class RNG:
     True
     """
 
-    __slots__ = ("_buf", "_buf_start", "_lock", "_pos", "_seed")
+    __slots__ = ("_buf", "_buf_start", "_capture_owner", "_lock", "_pos", "_seed")
 
     def __init__(self, seed: int | None = None, state: Any = None) -> None:
         if seed is not None and state is not None:
             raise InvalidArgumentError("RNG: pass either seed or state, not both.")
         self._lock = threading.Lock()
+        self._capture_owner: int | None = None  # thread of a capture pipeline using this RNG
         if state is not None:
             self._seed, self._pos = _parse_state(state)
         else:
@@ -107,6 +108,11 @@ class RNG:
 
     def draw(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit words (a uint32 array)."""
+        owner = self._capture_owner
+        if owner is not None and owner != threading.get_ident():
+            from headrace.capture._loop import RNG_MISUSE
+
+            raise RuntimeError(RNG_MISUSE)
         with self._lock:
             pos = self._pos
             buf = self._buf
@@ -143,6 +149,7 @@ class RNG:
 
     @seed.setter
     def seed(self, value: int) -> None:
+        self._check_not_captured()
         with self._lock:
             self._seed = _check_seed(value)
             self._pos = 0
@@ -156,8 +163,15 @@ class RNG:
         """The state: ``{"version", "kind", "seed", "position"}`` (JSON-able)."""
         return RNGState(version=STATE_VERSION, kind="RNG", seed=self._seed, position=self._pos)
 
+    def _check_not_captured(self) -> None:
+        if self._capture_owner is not None:
+            from headrace.capture._loop import RNG_MISUSE
+
+            raise RuntimeError(RNG_MISUSE)
+
     def set_state(self, value: Any) -> None:
         """Continue from a state returned by :meth:`get_state` (or its string)."""
+        self._check_not_captured()
         seed, pos = _parse_state(value)
         with self._lock:
             self._seed, self._pos = seed, pos

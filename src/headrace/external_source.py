@@ -123,6 +123,8 @@ class ExternalSource:
             )
         self._it: Iterator[Any] | None = None
         self._exhausted = False
+        self._role: str | None = None  # "eager", "driver" or "feeder": locked on first use
+        self._capture_loop: Any = None
 
     # --- pulling --------------------------------------------------------------------------
     def _next_item(self) -> Any:
@@ -147,6 +149,23 @@ class ExternalSource:
             return next(self._it)  # an empty source stops here even when cycling
 
     def __call__(self, *, batch_size: int | None = None) -> Any:
+        from headrace.capture import _state
+
+        loop = _state.active_loop()
+        if loop is not None and self._role != "driver":
+            return loop.on_feeder_call(self, batch_size)
+        if self._role == "driver" and self._capture_loop is not None:
+            raise RuntimeError(
+                f"{self!r} drives a capture-mode loop: it is used through .captured(), so it "
+                "cannot be called directly inside that loop."
+            )
+        if self._role == "feeder" and self._capture_loop is not None:
+            raise RuntimeError(f"{self!r} is already used in a capture-mode loop.")
+        self._role = "eager"
+        return self._pull(batch_size)
+
+    def _pull(self, batch_size: int | None = None) -> Any:
+        """Pull the next item, converted (no capture-mode role checks)."""
         """Pull the next item and return it as Tensor / Batch (a tuple for several outputs).
 
         Parameters
@@ -199,8 +218,22 @@ class ExternalSource:
         return t if batch_size is None else Batch.broadcast(t, batch_size)
 
     def captured(self, batch_size: int | None = None, ctx: Any = None) -> Iterator[Any]:
-        """Capture-mode loop over this source (not available yet)."""
-        raise NotImplementedError("capture mode is not available yet")
+        """Iterate over this source in capture mode until it raises StopIteration.
+
+        The first step is traced while it runs eagerly; later steps are computed ahead of the
+        loop body by a background pipeline (see ``headrace.capture``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import headrace as ndd
+        >>> src = ndd.ExternalSource(iter([np.ones((2, 3), np.float32)] * 3))
+        >>> [ndd.cast(b, dtype=ndd.uint8).shape for b in src.captured(batch_size=2)]
+        [[(2, 3), (2, 3)], [(2, 3), (2, 3)], [(2, 3), (2, 3)]]
+        """
+        from headrace.capture._loop import external_source_loop
+
+        return external_source_loop(self, batch_size, ctx)
 
     compiled = captured
 

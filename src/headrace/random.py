@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace._core.batch import Batch
+from headrace._core.batch import Batch, split_dense
 from headrace._core.errors import InvalidArgumentError
 from headrace._rng import RNG, RNGState, get_default_rng, set_seed
 from headrace.ops._schema import (
@@ -112,7 +112,7 @@ def _random_kernel(draw: Any, default_dtype: _dt.DType | None, like_index: int =
             # one vectorised draw for the whole batch (same values as drawing sample by sample)
             shape = _shape(v, None, 0)
             vals = np.asarray(draw(gen, v, (kc.n, *shape), ins, 0)).astype(dt.numpy, copy=False)
-            return (Batch._wrap(list(vals), dt, None, kc.device, dense=vals),)
+            return (Batch._wrap(split_dense(vals), dt, None, kc.device, dense=vals),)
         per = has_per_sample(v)
         outs = []
         for i in range(kc.n):

@@ -89,21 +89,21 @@ class Batch(ArithmeticMixin):
         if want_device is not None and want_device != dev:
             if dense is not None:
                 dense = _st.move(dense, want_device, src_dtype)
-                samples = list(dense)
+                samples = split_dense(dense)
             else:
                 samples = [_st.move(s, want_device, src_dtype) for s in samples]
             dev, copied = want_device, True
         if want_dtype is not None and want_dtype != src_dtype:
             if dense is not None:
                 dense = _st.cast(dense, want_dtype)
-                samples = list(dense)
+                samples = split_dense(dense)
             else:
                 samples = [_st.cast(s, want_dtype) for s in samples]
             src_dtype, copied = want_dtype, True
         if copy and not copied:
             if dense is not None:
                 dense = _st.copy_array(dense)
-                samples = list(dense)
+                samples = split_dense(dense)
             else:
                 samples = [_st.copy_array(s) for s in samples]
             copied = True
@@ -378,6 +378,11 @@ class _SliceView:
         return subscript(self._batch, index)
 
 
+def split_dense(arr: Any) -> list[Any]:
+    """Views of the samples of an array whose first dimension is the batch (0-d stay arrays)."""
+    return [arr[i, ...] for i in range(arr.shape[0])]
+
+
 def _sample_indices(index: Any, n: int) -> list[int]:
     if isinstance(index, slice):
         return list(range(n))[index]
@@ -416,7 +421,7 @@ def _import_samples(
             lay, external, dt = None, True, _st.dtype_of(arr)
         if arr.ndim == 0:
             raise InvalidArgumentError("Cannot create a batch from a scalar")
-        return list(arr), dt, lay, arr, False, external
+        return split_dense(arr), dt, lay, arr, False, external
     if isinstance(tensors, (np.generic, int, float, bool)):
         raise InvalidArgumentError("Cannot create a batch from a scalar")
     if not isinstance(tensors, (list, tuple)):

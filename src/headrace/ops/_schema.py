@@ -39,6 +39,10 @@ from headrace._exec import callsite as _callsite
 from headrace._exec.context import EvalContext
 from headrace._exec.eval_mode import EvalMode
 from headrace._exec.invocation import Invocation, in_worker
+from headrace.capture._invariant import _InvariantProxy
+from headrace.capture._invariant import unwrap as _unwrap_invariant
+from headrace.capture._state import NOT_CAPTURED
+from headrace.capture._state import _local as _cap_local
 
 REGISTRY: dict[str, OpSchema] = {}
 _NO_DEFAULT = object()
@@ -145,8 +149,15 @@ class OpSchema:
         **kwargs: Any,
     ) -> Any:
         """Run the operator on ``inputs`` with ``kwargs`` (``None`` values mean "default")."""
+        loop = _cap_local.__dict__.get("loop")
+        if loop is not None and not loop.suspended:
+            r = loop.on_call(self, inputs, device, batch_size, rng, kwargs)
+            if r is not NOT_CAPTURED:
+                return r
         name = self.name
         # 1. inputs and batch size
+        if type(batch_size) is _InvariantProxy:
+            batch_size = _unwrap_invariant(batch_size)
         n = None if batch_size is None else _check_batch_size(name, batch_size)
         batch_mode = n is not None
         external = False
@@ -176,6 +187,8 @@ class OpSchema:
             a = self.arg_map.get(k)
             if a is None:
                 raise InvalidTypeError(f"{name}() got an unexpected keyword argument {k!r}.")
+            if type(v) is _InvariantProxy:
+                v = _unwrap_invariant(v)
             if isinstance(v, (Tensor, Batch)) or _is_array_arg(v):
                 if isinstance(v, Batch):
                     batch_mode = True

@@ -388,6 +388,11 @@ class Reader:
         [7]
         """
         if capture:
+            if self._checkpointing:
+                raise NotImplementedError(
+                    f"Reader {self._name!r}: checkpointing (enable_checkpointing=True) cannot be "
+                    "combined with capture mode."
+                )
             raise NotImplementedError("capture mode is not available yet")
         bs = batch_size if batch_size is not None else self._max_batch_size
         style = "samples" if bs is None else "batches"
@@ -557,6 +562,21 @@ class Reader:
         if epoch < 0 or pos < 0:
             raise InvalidArgumentError("Invalid reader state: negative epoch or position.")
         self._seed, self._epoch, self._pos, self._skipped = seed & _MASK64, epoch, pos, skipped
+        self._checkpointing = True
+
+    def _enable_checkpointing(self) -> None:
+        """Turn checkpointing on after construction (``Checkpoint.register`` does this).
+
+        Allowed until the first ``next_epoch``; a reader already iterating without
+        checkpointing raises ``RuntimeError``.
+        """
+        if self._checkpointing:
+            return
+        if self._started:
+            raise RuntimeError(
+                f"Reader {self._name!r} is already iterating without checkpointing; construct it "
+                "with enable_checkpointing=True, or register it before its first next_epoch()."
+            )
         self._checkpointing = True
 
     def state_dict(self) -> dict[str, Any]:

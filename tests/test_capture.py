@@ -1,0 +1,196 @@
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import headrace as ndd
+
+
+def _data(n=6):
+    return [np.full((3, 4), i, np.float32) for i in range(n)]
+
+
+def _body(b, rng):
+    x = ndd.cast(b, dtype=ndd.uint8)
+    m = ndd.random.coin_flip(batch_size=4, rng=rng)
+    y = ndd.random.uniform(batch_size=4, range=[0, 10], rng=rng)
+    z = ndd.transpose(x, perm=[1, 0])
+    return (
+        [np.asarray(t).copy() for t in z],
+        [t.item() for t in m],
+        [t.item() for t in y],
+    )
+
+
+def _eager(data, seed):
+    src = ndd.ExternalSource(iter(data))
+    rng = ndd.random.RNG(seed=seed)
+    out = []
+    while True:
+        try:
+            b = src(batch_size=4)
+        except StopIteration:
+            return out
+        out.append(_body(b, rng))
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert all(np.array_equal(p, q) for p, q in zip(x[0], y[0]))
+        assert x[1] == y[1] and x[2] == y[2]
+
+
+def test_external_source_capture_equals_eager_with_random_ops():
+    src = ndd.ExternalSource(iter(_data()))
+    rng = ndd.random.RNG(seed=5)
+    cap = [_body(b, rng) for b in src.captured(batch_size=4)]
+    _same(cap, _eager(_data(), 5))
+
+
+def test_later_steps_use_the_pipeline():
+    src = ndd.ExternalSource(iter(_data(5)))
+    seen = []
+    for b in src.captured(batch_size=4):
+        x = ndd.cast(b, dtype=ndd.uint8)
+        loop = src._capture_loop
+        seen.append((loop.tracing, loop.step is not None and x is loop.step.results[0]))
+    assert seen[0] == (True, False)
+    assert all(s == (False, True) for s in seen[1:])
+    assert not any(t.name == "headrace-capture" for t in threading.enumerate())
+
+
+def test_pipeline_prefetches_ahead_of_the_body():
+    calls = []
+
+    def gen():
+        for i in range(8):
+            calls.append(time.monotonic())
+            yield np.full((2,), i, np.float32)
+
+    src = ndd.ExternalSource(gen)
+    it = src.captured(batch_size=2)
+    for i, b in enumerate(it):
+        ndd.cast(b, dtype=ndd.int32)
+        if i == 1:
+            time.sleep(0.3)
+            assert len(calls) >= 2 + 2  # steps 2 and 3 were pulled while the body slept
+            break
+    it.close()  # a generator bound to a name is closed explicitly (or when collected)
+    assert not any(t.name == "headrace-capture" for t in threading.enumerate())
+
+
+def test_fallback_when_arguments_change():
+    src = ndd.ExternalSource(iter(_data(4)))
+    outs = []
+    for i, b in enumerate(src.captured(batch_size=4)):
+        dt = ndd.uint8 if i != 2 else ndd.int32
+        outs.append(ndd.cast(b, dtype=dt).dtype)
+    assert outs == [ndd.uint8, ndd.uint8, ndd.int32, ndd.uint8]
+
+
+def test_nothing_captured_warns_and_continues():
+    src = ndd.ExternalSource(iter(_data(3)))
+    with pytest.warns(UserWarning, match="no operators were captured"):
+        n = sum(1 for _ in src.captured(batch_size=4))
+    assert n == 3
+
+
+def test_rules():
+    src = ndd.ExternalSource(iter(_data(3)))
+    with pytest.raises(RuntimeError, match="Cannot change batch size to 8"):
+        for b in src.captured(batch_size=4):
+            ndd.random.coin_flip(batch_size=8 + 0 * b.batch_size)
+    with pytest.raises(ValueError, match="non-None batch_size"):
+        ndd.ExternalSource(iter(_data())).captured()
+    eager = ndd.ExternalSource(iter(_data()))
+    eager()
+    with pytest.raises(RuntimeError, match="used eagerly"):
+        eager.captured(batch_size=4)
+    drv = ndd.ExternalSource(iter(_data()))
+    with pytest.raises(RuntimeError, match=r"used through \.captured\(\)"):
+        for _ in drv.captured(batch_size=4):
+            drv()
+
+
+def test_one_loop_per_thread():
+    a = ndd.ExternalSource(iter(_data()))
+    b = ndd.ExternalSource(iter(_data()))
+    with pytest.raises(RuntimeError, match="Only one capture-mode loop"):
+        for x in a.captured(batch_size=4):
+            ndd.cast(x, dtype=ndd.uint8)
+            for _ in b.captured(batch_size=4):
+                pass
+
+
+def test_device_change_raises():
+    src = ndd.ExternalSource(iter(_data()))
+    with pytest.raises(RuntimeError, match="Cannot change device"):
+        for i, b in enumerate(src.captured(batch_size=4)):
+            ndd.cast(b, dtype=ndd.uint8, device="gpu" if i else "cpu")
+
+
+def test_rng_misuse_raises():
+    src = ndd.ExternalSource(iter(_data()))
+    rng = ndd.random.RNG(seed=1)
+    with pytest.raises(RuntimeError, match="RNG of a captured operator"):
+        for i, _b in enumerate(src.captured(batch_size=4)):
+            ndd.random.coin_flip(batch_size=4, rng=rng)
+            if i == 1:
+                ndd.random.uniform(rng=rng)
+
+
+def test_feeders():
+    drv = ndd.ExternalSource(iter(_data(4)))
+    feed = ndd.ExternalSource(iter([np.full((2,), i, np.int32) for i in range(4)]))
+    got = []
+    for b in drv.captured(batch_size=4):
+        ndd.cast(b, dtype=ndd.uint8)
+        f = feed()
+        got.append(int(np.asarray(ndd.cast(f, dtype=ndd.int64).tensors[0])[0]))
+    assert got == [0, 1, 2, 3]
+    with pytest.raises(RuntimeError, match=r"already used in a capture-mode loop|different"):
+        feed()
+    late = ndd.ExternalSource(iter([np.zeros(2, np.int32)] * 5))
+    with pytest.raises(RuntimeError, match="during tracing"):
+        for i, b in enumerate(ndd.ExternalSource(iter(_data(4))).captured(batch_size=4)):
+            ndd.cast(b, dtype=ndd.uint8)
+            if i > 0:
+                late()
+    skip = ndd.ExternalSource(iter([np.zeros(2, np.int32)] * 5))
+    with pytest.raises(RuntimeError, match="not consumed"):
+        for i, b in enumerate(ndd.ExternalSource(iter(_data(4))).captured(batch_size=4)):
+            ndd.cast(b, dtype=ndd.uint8)
+            if i == 0:
+                skip()
+    short = ndd.ExternalSource(iter([np.zeros(2, np.int32)] * 2))
+    with pytest.raises(RuntimeError, match="exhausted"):
+        for b in ndd.ExternalSource(iter(_data(5))).captured(batch_size=4):
+            ndd.cast(b, dtype=ndd.uint8)
+            short()
+
+
+def test_break_leaves_external_source_usable_and_no_threads():
+    def gen():
+        yield from _data(20)
+
+    src = ndd.ExternalSource(gen)
+    for i, b in enumerate(src.captured(batch_size=4)):
+        ndd.cast(b, dtype=ndd.uint8)
+        if i == 2:
+            break
+    assert not any(t.name == "headrace-capture" for t in threading.enumerate())
+    n = sum(1 for b in src.captured(batch_size=4) if ndd.cast(b, dtype=ndd.uint8) is not None)
+    assert n >= 1
+
+
+def test_invariant():
+    x = ndd.capture.invariant(2)
+    assert x + ndd.capture.invariant(3) == 5 and isinstance(x, int)
+    assert ndd.capture.invariant(x) is x
+    arr = ndd.capture.invariant(np.arange(3))
+    assert np.asarray(arr).tolist() == [0, 1, 2]
+    src = ndd.ExternalSource(iter(_data(3)))
+    dt = ndd.capture.invariant(ndd.uint8)
+    assert all(ndd.cast(b, dtype=dt).dtype is ndd.uint8 for b in src.captured(batch_size=4))
