@@ -194,3 +194,81 @@ def test_invariant():
     src = ndd.ExternalSource(iter(_data(3)))
     dt = ndd.capture.invariant(ndd.uint8)
     assert all(ndd.cast(b, dtype=dt).dtype is ndd.uint8 for b in src.captured(batch_size=4))
+
+
+@pytest.fixture
+def image_dir(tmp_path):
+    import cv2
+
+    for c in range(2):
+        (tmp_path / f"c{c}").mkdir()
+        for i in range(7):
+            img = np.random.default_rng(i + 10 * c).integers(0, 255, (30 + i, 40, 3), np.uint8)
+            cv2.imwrite(str(tmp_path / f"c{c}" / f"{i}.jpg"), img)
+    return str(tmp_path)
+
+
+def _reader_run(d, capture, epochs=2):
+    r = ndd.readers.File(file_root=d, random_shuffle=True, seed=3)
+    rng = ndd.random.RNG(seed=1)
+    out = []
+    for _ in range(epochs):
+        for jpegs, labels in r.next_epoch(batch_size=4, capture=capture):
+            imgs = ndd.decoders.image_random_crop(jpegs, rng=rng)
+            imgs = ndd.resize(imgs, size=[16, 16])
+            m = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
+            x = ndd.crop_mirror_normalize(imgs, mirror=m, mean=[128.0] * 3, std=[50.0] * 3)
+            out.append((x.torch().numpy().copy(), labels.torch().numpy().copy()))
+    return out, r
+
+
+def test_reader_capture_equals_eager_across_epochs(image_dir):
+    eager, _ = _reader_run(image_dir, False)
+    cap, r = _reader_run(image_dir, True)
+    assert len(eager) == len(cap) == 8  # 14 samples: 4 batches per epoch, last one partial
+    for (a, la), (b, lb) in zip(eager, cap):
+        assert np.array_equal(a, b) and np.array_equal(la, lb)
+    names = [n.schema.name for n in r._capture.nodes]
+    assert names == ["decoders.image_random_crop", "resize", "random.coin_flip",
+                     "crop_mirror_normalize"]  # fmt: skip
+    assert r._capture.fell_back == 0
+    assert not any(t.name == "headrace-capture" for t in threading.enumerate())
+
+
+def test_reader_mode_rules(image_dir):
+    r = ndd.readers.File(file_root=image_dir)
+    for _ in r.next_epoch(batch_size=4):
+        pass
+    with pytest.raises(RuntimeError, match="cannot switch to capture mode"):
+        r.next_epoch(batch_size=4, capture=True)
+    c = ndd.readers.File(file_root=image_dir)
+    for j, _ in c.next_epoch(batch_size=4, capture=True):
+        ndd.decoders.image(j)
+    with pytest.raises(RuntimeError, match="cannot switch to eager mode"):
+        c.next_epoch(batch_size=4)
+    with pytest.raises(ValueError, match="Cannot change batch_size from 4 to 8"):
+        c.next_epoch(batch_size=8, capture=True)
+    with pytest.raises(ValueError, match="requires a non-None batch_size"):
+        ndd.readers.File(file_root=image_dir).next_epoch(capture=True)
+    ck = ndd.readers.File(file_root=image_dir, enable_checkpointing=True)
+    with pytest.raises(NotImplementedError):
+        ck.next_epoch(batch_size=4, capture=True)
+    with pytest.raises(NotImplementedError):
+        ndd.checkpoint.Checkpoint().register(c, "captured")
+
+
+def test_break_with_captured_rng_disables_reader(image_dir):
+    r = ndd.readers.File(file_root=image_dir)
+    rng = ndd.random.RNG(seed=0)
+    for i, (j, _) in enumerate(r.next_epoch(batch_size=4, capture=True)):
+        ndd.decoders.image_random_crop(j, rng=rng)
+        if i == 1:
+            break
+    with pytest.raises(RuntimeError, match="invalid state"):
+        r.next_epoch(batch_size=4, capture=True)
+    plain = ndd.readers.File(file_root=image_dir)
+    for i, (j, _) in enumerate(plain.next_epoch(batch_size=4, capture=True)):
+        ndd.decoders.image(j)
+        if i == 1:
+            break
+    assert sum(1 for _ in plain.next_epoch(batch_size=4, capture=True)) == 4

@@ -130,6 +130,7 @@ class CaptureLoop:
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
         self.stop = threading.Event()
         self.fell_back = 0
+        self.step_n = batch_size  # batch size of the current step (the last one may be partial)
 
     # --- bookkeeping of the current step ------------------------------------------------
     def begin_step(self, source_out: Any, step: Step | None) -> None:
@@ -137,6 +138,8 @@ class CaptureLoop:
         self.ids = {}
         self.counts = {}
         self.step = step
+        first = source_out[0] if isinstance(source_out, tuple) else source_out
+        self.step_n = first.batch_size if isinstance(first, Batch) else self.batch_size
         self.feeds_used = [0] * len(self.feeders)
         outs = source_out if isinstance(source_out, tuple) else (source_out,)
         for i, o in enumerate(outs):
@@ -190,7 +193,7 @@ class CaptureLoop:
         """Handle an operator call made by the loop body."""
         if schema.name in NEVER_CAPTURED:
             return _state.NOT_CAPTURED
-        if batch_size is not None and unwrap(batch_size) != self.batch_size:
+        if batch_size is not None and unwrap(batch_size) not in (self.batch_size, self.step_n):
             raise CaptureError(
                 f"Cannot change batch size to {unwrap(batch_size)}, the capture-mode loop uses "
                 f"{self.batch_size}."
@@ -443,6 +446,7 @@ class CaptureLoop:
     def _compute(self, src: Any, feeds: list[Any]) -> list[Any]:
         srcs = src if isinstance(src, tuple) else (src,)
         results: list[Any] = []
+        n = srcs[0].batch_size if isinstance(srcs[0], Batch) else self.batch_size
 
         def value(ref: Any) -> Any:
             if ref is None:
@@ -462,11 +466,11 @@ class CaptureLoop:
                     kw = dict(node.const)
                     for k, r in node.refs.items():
                         kw[k] = value(r)
-                    results.append(
-                        node.schema.call(
-                            ins, device=node.device, batch_size=node.explicit_bs, rng=node.rng, **kw
-                        )
+                    bs = n if node.explicit_bs == self.batch_size else node.explicit_bs
+                    out = node.schema.call(
+                        ins, device=node.device, batch_size=bs, rng=node.rng, **kw
                     )
+                    results.append(out)
                 except BaseException as e:
                     results.append(e)
         return results
@@ -563,7 +567,7 @@ def reader_loop(reader: Any, batch_size: Any, ctx: Any, eager_epoch: Callable[[i
     batch_size = unwrap(batch_size)
     if getattr(reader, "_capture_invalid", False):
         raise RuntimeError(INVALID_READER)
-    if getattr(reader, "_enable_checkpointing", False) or getattr(reader, "_checkpointing", False):
+    if getattr(reader, "_checkpointing", False):
         raise NotImplementedError(
             "A reader with checkpointing enabled cannot be used in capture mode (checkpointing "
             "and capture mode are mutually exclusive)."

@@ -393,7 +393,24 @@ class Reader:
                     f"Reader {self._name!r}: checkpointing (enable_checkpointing=True) cannot be "
                     "combined with capture mode."
                 )
-            raise NotImplementedError("capture mode is not available yet")
+            from headrace.capture._loop import reader_loop
+
+            bs = batch_size if batch_size is not None else self._max_batch_size
+            return reader_loop(self, bs, ctx, lambda n: self._start_epoch(n, last_batch))
+        if getattr(self, "_capture_invalid", False):
+            from headrace.capture._loop import INVALID_READER
+
+            raise RuntimeError(INVALID_READER)
+        if getattr(self, "_capture", None) is not None:
+            raise RuntimeError(
+                f"Reader {self._name!r} is used in capture mode (capture=True) and cannot switch "
+                "to eager mode."
+            )
+        return self._start_epoch(batch_size, last_batch)
+
+    def _start_epoch(
+        self, batch_size: int | None, last_batch: str | None
+    ) -> Generator[tuple[Any, ...], None, None]:
         bs = batch_size if batch_size is not None else self._max_batch_size
         style = "samples" if bs is None else "batches"
         if self._style is not None and self._style != style:
@@ -572,6 +589,11 @@ class Reader:
         """
         if self._checkpointing:
             return
+        if getattr(self, "_capture", None) is not None:
+            raise NotImplementedError(
+                f"Reader {self._name!r} is used in capture mode, which cannot be combined with "
+                "checkpointing."
+            )
         if self._started:
             raise RuntimeError(
                 f"Reader {self._name!r} is already iterating without checkpointing; construct it "
