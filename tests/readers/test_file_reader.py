@@ -154,8 +154,8 @@ def test_argument_errors(root: Path) -> None:
         File(file_root=str(root), pad_last_batch=True, last_batch="drop")
     with pytest.raises(ValueError, match="on_error"):
         File(file_root=str(root), on_error="ignore")
-    with pytest.raises(NotImplementedError, match="capture mode"):
-        File(file_root=str(root)).next_epoch(batch_size=2, capture=True)
+    with pytest.raises(ValueError, match="non-None batch_size"):
+        File(file_root=str(root)).next_epoch(capture=True)
 
 
 def test_sticky_mode_and_batch_size_rules(root: Path) -> None:
