@@ -8,6 +8,11 @@ os.environ.setdefault("HEADRACE_FAKE_GPU", "1")
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Timing deadlines make property tests flaky on a loaded 2-core machine.
+settings.register_profile("headrace", deadline=None)
+settings.load_profile("headrace")
 
 
 @pytest.fixture(params=["cpu", "gpu"])
