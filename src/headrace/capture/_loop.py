@@ -35,6 +35,7 @@ from headrace.capture._invariant import is_invariant, unwrap
 NEVER_CAPTURED = frozenset({"arithmetic_generic_op", "_tensor_subscript"})
 DEFAULT_DEPTH = 2
 _END = object()
+_MISSING = object()
 RNG_MISUSE = (
     "The RNG of a captured operator was used unexpectedly: random calls in a capture-mode loop "
     "must draw in the same order on every step (no new, removed or reseeded random calls, and "
@@ -71,7 +72,18 @@ def _same(a: Any, b: Any) -> bool:
 class Node:
     """One recorded operator call."""
 
-    __slots__ = ("const", "device", "explicit_bs", "inputs", "key", "nid", "refs", "rng", "schema")
+    __slots__ = (
+        "const",
+        "device",
+        "explicit_bs",
+        "inputs",
+        "key",
+        "nargs",
+        "nid",
+        "refs",
+        "rng",
+        "schema",
+    )
 
     def __init__(
         self,
@@ -94,6 +106,7 @@ class Node:
         self.device = device
         self.explicit_bs = explicit_bs
         self.rng = rng
+        self.nargs = len(const) + len(refs)
 
 
 class Step:
@@ -297,6 +310,40 @@ class CaptureLoop:
             self._register(o, ("node", node.nid, i))
         return out
 
+    def _inputs_match(self, inputs: Any, node: Node) -> bool:
+        if len(inputs) != len(node.inputs):
+            return False
+        ids = self.ids
+        for x, r in zip(inputs, node.inputs):
+            if x is None:
+                if r is not None:
+                    return False
+                continue
+            hit = ids.get(id(x))
+            if hit is None or hit[1] is not x or hit[0] != r:
+                return False
+        return True
+
+    def _kwargs_match(self, kwargs: dict[str, Any], node: Node) -> bool:
+        const, refs = node.const, node.refs
+        seen = 0
+        for k, v in kwargs.items():
+            if v is None:
+                continue
+            seen += 1
+            c = const.get(k, _MISSING)
+            if c is not _MISSING:
+                if v is not c and not _same(unwrap(v), c):
+                    return False
+                continue
+            r = refs.get(k)
+            if r is None:
+                return False
+            hit = self.ids.get(id(v))
+            if hit is None or hit[1] is not v or hit[0] != r:
+                return False
+        return seen == node.nargs
+
     def _replay(
         self, schema: Any, key: Any, inputs: Any, device: Any, rng: Any, kwargs: dict[str, Any]
     ) -> Any:
@@ -310,23 +357,7 @@ class CaptureLoop:
                 f"{schema.name}: device {d} differs from the traced call's {node.device}. Cannot "
                 "change device in capture mode."
             )
-        same = len(inputs) == len(node.inputs) and all(
-            (x is None and r is None) or (x is not None and self._ref_of(x) == r)
-            for x, r in zip(inputs, node.inputs)
-        )
-        if same:
-            given = {k: v for k, v in kwargs.items() if v is not None}
-            if given.keys() != node.const.keys() | node.refs.keys():
-                same = False
-            else:
-                for k, v in given.items():
-                    if k in node.refs:
-                        if not isinstance(v, (Tensor, Batch)) or self._ref_of(v) != node.refs[k]:
-                            same = False
-                            break
-                    elif not _same(unwrap(v), node.const[k]):
-                        same = False
-                        break
+        same = self._inputs_match(inputs, node) and self._kwargs_match(kwargs, node)
         if not same:
             if node.rng is not None:
                 raise CaptureError(RNG_MISUSE)
