@@ -28,7 +28,7 @@ from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
-from headrace._core.operators import ArithmeticMixin
+from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.tensor import Tensor, _device_of, _maybe_sync
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class RaggedBatchError(InvalidArgumentError, RuntimeError):
     """A batch with samples of different shapes was asked for as one dense tensor."""
 
 
-class Batch(ArithmeticMixin):
+class Batch(ArithmeticMixin, DeviceMixin):
     """A list of samples sharing dtype, layout and device.
 
     Use :func:`batch` (copies) or :func:`as_batch` (wraps) to create one.
@@ -241,24 +241,6 @@ class Batch(ArithmeticMixin):
         return _SliceView(self)
 
     # --- conversions -------------------------------------------------------------------------
-    def cpu(self) -> Batch:
-        """This batch on the CPU (``self`` when already there)."""
-        return self.to_device(CPU)
-
-    def gpu(self, index: int | None = None) -> Batch:
-        """This batch on a GPU (``self`` when already there)."""
-        return self.to_device(Device("gpu", index))
-
-    def to_device(self, device: Any, force_copy: bool = False) -> Batch:
-        """This batch on ``device``; ``self`` when already there unless ``force_copy``."""
-        dev = _to_device(device)
-        assert dev is not None
-        if dev == self._device and not force_copy:
-            return self
-        from headrace.ops.misc import copy as _copy_op
-
-        return _copy_op(self, device=dev)
-
     def torch(self, copy: bool | None = None, pad: bool = False) -> Any:
         """One ``torch.Tensor`` of shape ``(batch_size, *sample_shape)`` on the batch's device.
 

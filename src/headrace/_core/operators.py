@@ -5,7 +5,7 @@ Each dunder forwards to the ``arithmetic`` operator, so Tensor and Batch behave 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 
 def _arith(name: str, *operands: Any) -> Any:
@@ -122,3 +122,33 @@ class ArithmeticMixin:
         return _arith("abs", self)
 
     __hash__ = object.__hash__
+
+
+class DeviceMixin:
+    """``cpu()``, ``gpu()`` and ``to_device()``, shared by Tensor and Batch."""
+
+    __slots__ = ()
+
+    def cpu(self) -> Self:
+        """This data on the CPU (``self`` when already there)."""
+        from headrace._core.device import CPU
+
+        return self.to_device(CPU)
+
+    def gpu(self, index: int | None = None) -> Self:
+        """This data on a GPU (``self`` when already there)."""
+        from headrace._core.device import Device
+
+        return self.to_device(Device("gpu", index))
+
+    def to_device(self, device: Any, force_copy: bool = False) -> Self:
+        """This data on ``device``; ``self`` when already there unless ``force_copy``."""
+        from headrace._core.device import device as to_device
+        from headrace.ops.misc import copy as copy_op
+
+        dev = to_device(device)
+        if dev is None:
+            raise ValueError("to_device: a device is required (got None).")
+        if dev == self._device and not force_copy:  # type: ignore[attr-defined]
+            return self
+        return copy_op(self, device=dev)  # type: ignore[no-any-return]

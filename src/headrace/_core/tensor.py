@@ -23,14 +23,14 @@ from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.errors import InvalidArgumentError
-from headrace._core.operators import ArithmeticMixin
+from headrace._core.operators import ArithmeticMixin, DeviceMixin
 
 if TYPE_CHECKING:
     from headrace._core.batch import Batch
     from headrace._exec.invocation import Invocation
 
 
-class Tensor(ArithmeticMixin):
+class Tensor(ArithmeticMixin, DeviceMixin):
     """A single sample (an n-dimensional array) with a dtype, a layout and a device.
 
     Use :func:`tensor` (copies) or :func:`as_tensor` (wraps) to create one.
@@ -203,24 +203,6 @@ class Tensor(ArithmeticMixin):
         if n != 1:
             raise ValueError(f"Tensor has {n} elements, expected 1")
         return arr.reshape(()).item()
-
-    def cpu(self) -> Tensor:
-        """This tensor on the CPU (``self`` when already there)."""
-        return self.to_device(CPU)
-
-    def gpu(self, index: int | None = None) -> Tensor:
-        """This tensor on a GPU (``self`` when already there)."""
-        return self.to_device(Device("gpu", index))
-
-    def to_device(self, device: Any, force_copy: bool = False) -> Tensor:
-        """This tensor on ``device``; ``self`` when already there unless ``force_copy``."""
-        dev = _to_device(device)
-        assert dev is not None
-        if dev == self._device and not force_copy:
-            return self
-        from headrace.ops.misc import copy as _copy_op
-
-        return _copy_op(self, device=dev)
 
     def torch(self, copy: bool = False) -> Any:
         """A ``torch.Tensor`` on the same device, sharing memory unless ``copy=True``.
