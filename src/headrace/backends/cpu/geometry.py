@@ -214,18 +214,34 @@ _CV_LUT_TYPES = {
 }
 
 
+_LUT_CACHE: dict[tuple[bytes, bytes, str, int], list[np.ndarray]] = {}
+_LEVELS = np.arange(256, dtype=np.float32)
+
+
+def _channel_luts(mul: np.ndarray, add: np.ndarray, dtype: np.dtype, channels: int) -> list:
+    """Per-channel 256-entry tables ``convert(level * mul[c] + add[c])``, cached by value."""
+    key = (np.asarray(mul).tobytes(), np.asarray(add).tobytes(), np.dtype(dtype).str, channels)
+    luts = _LUT_CACHE.get(key)
+    if luts is None:
+        luts = [convert(_LEVELS * mul[c] + add[c], dtype) for c in range(channels)]
+        if len(_LUT_CACHE) > 256:
+            _LUT_CACHE.clear()
+        _LUT_CACHE[key] = luts
+    return luts
+
+
 def _cmn_lut(
     src: np.ndarray, out: np.ndarray, mul: np.ndarray, add: np.ndarray, chw: bool, mirror: bool
 ) -> None:
     """uint8 HWC source -> per-channel LUT into ``out`` (CHW or HWC), mirroring W if asked."""
-    levels = np.arange(256, dtype=np.float32)
     use_cv = chw and out.dtype in _CV_LUT_TYPES and src.shape[-1] <= 4
     if use_cv:
         src = cv2.flip(src, 1) if mirror else src
     elif mirror:
         src = src[:, ::-1]
+    luts = _channel_luts(mul, add, out.dtype, src.shape[-1])
     for c in range(src.shape[-1]):
-        lut = convert(levels * mul[c] + add[c], out.dtype)
+        lut = luts[c]
         if use_cv:
             cv2.LUT(cv2.extractChannel(src, c), lut, dst=out[c])
         elif chw:
