@@ -139,6 +139,11 @@ class OpSchema:
             )
         return k
 
+    def _out_devices(self, dev: Device) -> Sequence[Device]:
+        if self.output_devices is not None:
+            return self.output_devices(dev)
+        return (dev,) * self.num_outputs
+
     # --- dispatch --------------------------------------------------------------------------
     def call(
         self,
@@ -239,7 +244,6 @@ class OpSchema:
 
             rng_words = resolve_rng(rng).draw(7)
         ctx = EvalContext.current()
-        out_devs = self.output_devices(dev) if self.output_devices else (dev,) * self.num_outputs
 
         def run() -> tuple[Batch, ...]:
             kc = KernelContext(name, ctx, dev, n, rng_words)
@@ -273,10 +277,10 @@ class OpSchema:
             inv.try_run()
             if inv.error is None:
                 return _wrap_outputs(inv.results, batch_mode, self.num_outputs)  # type: ignore[arg-type]
-            return _lazy_outputs(inv, n, batch_mode, out_devs, self.num_outputs)
+            return _lazy_outputs(inv, n, batch_mode, self._out_devices(dev), self.num_outputs)
         inv = Invocation(run, name, _callsite.capture(2), deferred=mode is EvalMode.deferred)
         n_out = None if vals.get("on_error") == "skip" else n  # skipping may shrink the batch
-        res = _lazy_outputs(inv, n_out, batch_mode, out_devs, self.num_outputs)
+        res = _lazy_outputs(inv, n_out, batch_mode, self._out_devices(dev), self.num_outputs)
         if mode is EvalMode.eager:
             ctx.submit(inv)
         else:
