@@ -48,7 +48,18 @@ from headrace._exec.context import (
 from headrace._exec.eval_mode import EvalMode
 from headrace.decoders.image import imread, peek_image_shape
 from headrace.external_source import ExternalSource
-from headrace.ops import math
+from headrace.ops import math, noise
+from headrace.ops.color import (
+    brightness_contrast,
+    color_space_conversion,
+    color_twist,
+    hsv,
+    hue,
+    lookup_table,
+    normalize,
+    saturation,
+)
+from headrace.ops.filters import gaussian_blur, grid_mask, jitter, sphere, water
 from headrace.ops.geometry import (
     crop,
     crop_mirror_normalize,
@@ -78,10 +89,27 @@ from headrace.ops.misc import (
     transpose,
     zeros,
 )
+from headrace.ops.warp import rotate, warp_affine
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "brightness_contrast",
+    "color_space_conversion",
+    "color_twist",
+    "hsv",
+    "hue",
+    "lookup_table",
+    "normalize",
+    "saturation",
+    "gaussian_blur",
+    "grid_mask",
+    "jitter",
+    "sphere",
+    "water",
+    "rotate",
+    "warp_affine",
+    "noise",
     "capture",
     "crop",
     "crop_mirror_normalize",

@@ -1,0 +1,572 @@
+"""Colour operators: brightness/contrast, colour twist, HSV, hue, saturation, colour-space
+conversion, normalisation and lookup tables.
+
+The images are channel-last (``HWC``, ``FHWC``, ``DHWC``; a 3-D input without a layout is taken
+as ``HWC``). Integer outputs round half away from zero and saturate.
+
+Examples
+--------
+>>> import numpy as np
+>>> import headrace as ndd
+>>> img = ndd.tensor(np.full((2, 2, 3), 100, np.uint8), layout="HWC")
+>>> int(ndd.brightness_contrast(img, brightness=1.5).cpu().torch()[0, 0, 0])
+150
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from headrace import types as _types
+from headrace._core.batch import Batch
+from headrace._core.tensor import Tensor
+from headrace.ops._enum_args import to_image_type
+from headrace.ops._schema import (
+    _NO_DEFAULT,
+    Arg,
+    OpSchema,
+    to_bool,
+    to_dtype,
+    to_float,
+    to_floats,
+    to_int,
+    to_ints,
+    to_layout,
+)
+
+TensorOrBatch = Tensor | Batch
+Scalar = float | TensorOrBatch
+_GPU = "headrace.backends.torch.color_ops"
+
+
+def _schema(name: str, *args: Arg) -> OpSchema:
+    return OpSchema(name, args=args, gpu_module=_GPU)
+
+
+def _f(name: str, default: float, doc: str) -> Arg:
+    return Arg(name, to_float, default, per_sample=True, doc=doc)
+
+
+_DTYPE = Arg("dtype", to_dtype, None, doc="Output type (default: the input's).")
+_IMAGE_TYPE = Arg("image_type", to_image_type, _types.RGB, doc="Colour space of the input.")
+_HUE = _f("hue", 0.0, "Hue rotation in degrees.")
+_SAT = _f("saturation", 1.0, "Saturation factor (0: grey).")
+
+BRIGHTNESS_CONTRAST = _schema(
+    "brightness_contrast",
+    _f("brightness", 1.0, "Brightness multiplier."),
+    _f("brightness_shift", 0.0, "Brightness shift, in units of the output type's range."),
+    _f("contrast", 1.0, "Contrast multiplier (0: flat grey at contrast_center)."),
+    Arg("contrast_center", to_float, None, per_sample=True, doc="Value kept by contrast."),
+    _DTYPE,
+)
+COLOR_TWIST = _schema(
+    "color_twist",
+    _f("brightness", 1.0, "Brightness multiplier."),
+    _f("contrast", 1.0, "Contrast multiplier."),
+    _HUE,
+    _SAT,
+    _IMAGE_TYPE,
+    _DTYPE,
+)
+HSV = _schema(
+    "hsv",
+    _HUE,
+    _SAT,
+    _f("value", 1.0, "Value (brightness) factor."),
+    Arg("dtype", to_dtype, None, doc="Output type (default uint8)."),
+)
+HUE = _schema("hue", _HUE, _IMAGE_TYPE, _DTYPE)
+SATURATION = _schema("saturation", _SAT, _IMAGE_TYPE, _DTYPE)
+COLOR_SPACE_CONVERSION = _schema(
+    "color_space_conversion",
+    Arg("image_type", to_image_type, _NO_DEFAULT, doc="Colour space of the input."),
+    Arg("output_type", to_image_type, _NO_DEFAULT, doc="Colour space of the output."),
+)
+NORMALIZE = _schema(
+    "normalize",
+    Arg("mean", to_floats, None, per_sample=True, doc="Mean (computed when omitted)."),
+    Arg("stddev", to_floats, None, per_sample=True, doc="Deviation (computed when omitted)."),
+    Arg("axes", to_ints, None, doc="Reduced axes (default: all)."),
+    Arg("axis_names", to_layout, None, doc="Reduced axes as layout letters."),
+    Arg("batch", to_bool, False, doc="Compute statistics over the whole batch."),
+    Arg("scale", to_float, 1.0, doc="Factor applied after normalising."),
+    Arg("shift", to_float, 0.0, doc="Value added after scaling."),
+    Arg("epsilon", to_float, 0.0, doc="Added to the variance."),
+    Arg("ddof", to_int, 0, doc="Delta degrees of freedom of the variance."),
+    Arg("dtype", to_dtype, None, doc="Output type (default float32)."),
+)
+LOOKUP_TABLE = _schema(
+    "lookup_table",
+    Arg("keys", to_ints, None, doc="Input values in [0, 65535]."),
+    Arg("values", to_floats, None, doc="Output value of each key."),
+    Arg("default_value", to_float, 0.0, doc="Output value of every other input value."),
+    Arg("dtype", to_dtype, None, doc="Output type (default float32)."),
+    Arg("output_dtype", to_dtype, None, doc="Deprecated alias of dtype."),
+)
+
+
+def brightness_contrast(
+    input: Any,
+    /,
+    *,
+    brightness: Scalar | None = None,
+    brightness_shift: Scalar | None = None,
+    contrast: Scalar | None = None,
+    contrast_center: Scalar | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Adjust brightness and contrast.
+
+    ``out = brightness_shift * R + brightness * (contrast_center + contrast * (in -
+    contrast_center))`` where ``R`` is 1 for float outputs and the type's maximum otherwise.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        Channel-last images (``HWC``, ``FHWC``, ``DHWC``), any numeric type.
+    brightness, brightness_shift, contrast : float, scalar or Batch, optional
+        Defaults 1, 0 and 1; may vary per sample.
+    contrast_center : float, scalar or Batch, optional
+        Default: half the input type's positive range (128 for uint8, 0.5 for floats).
+    dtype : DType, optional
+        Output type (default: the input's).
+    device : str or Device, optional
+        ``"cpu"`` or ``"gpu"`` (default: where the input lives).
+    batch_size : int, optional
+        Broadcast a Tensor input to a batch of this size.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([[[0, 128, 255]]], np.uint8), layout="HWC")
+    >>> np.asarray(ndd.brightness_contrast(x, contrast=0.5).cpu()).ravel().tolist()
+    [64, 128, 192]
+    """
+    return BRIGHTNESS_CONTRAST.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        brightness=brightness,
+        brightness_shift=brightness_shift,
+        contrast=contrast,
+        contrast_center=contrast_center,
+        dtype=dtype,
+    )
+
+
+def color_twist(
+    input: Any,
+    /,
+    *,
+    brightness: Scalar | None = None,
+    contrast: Scalar | None = None,
+    hue: Scalar | None = None,
+    saturation: Scalar | None = None,
+    image_type: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Adjust hue, saturation, brightness and contrast of RGB images in one pass.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        3-channel, channel-last images (``HWC``, ``FHWC``, ``DHWC``).
+    brightness, contrast, saturation : float, scalar or Batch, optional
+        Multipliers (default 1, non-negative); may vary per sample.
+    hue : float, scalar or Batch, optional
+        Hue rotation in degrees (default 0).
+    image_type : types.DALIImageType, optional
+        Accepted for compatibility; the data is treated as RGB.
+    dtype : DType, optional
+        Output type (default: the input's).
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Raises
+    ------
+    ShapeError
+        When the images do not have 3 channels last.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([[[10, 200, 30]]], np.uint8), layout="HWC")
+    >>> np.asarray(ndd.color_twist(x, contrast=0.0).cpu()).ravel().tolist()
+    [128, 128, 128]
+    """
+    return COLOR_TWIST.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        brightness=brightness,
+        contrast=contrast,
+        hue=hue,
+        saturation=saturation,
+        image_type=image_type,
+        dtype=dtype,
+    )
+
+
+def hsv(
+    input: Any,
+    /,
+    *,
+    hue: Scalar | None = None,
+    saturation: Scalar | None = None,
+    value: Scalar | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Adjust hue (degrees), saturation and value of RGB images.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        3-channel, channel-last RGB images.
+    hue, saturation, value : float, scalar or Batch, optional
+        Defaults 0, 1 and 1; may vary per sample.
+    dtype : DType, optional
+        Output type; **uint8 by default**, whatever the input type (as the reference).
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.full((1, 1, 3), 0.5, np.float32), layout="HWC")
+    >>> ndd.hsv(x, value=0.5).dtype == ndd.uint8
+    True
+    """
+    return HSV.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        hue=hue,
+        saturation=saturation,
+        value=value,
+        dtype=dtype,
+    )
+
+
+def hue(
+    input: Any,
+    /,
+    *,
+    hue: Scalar | None = None,
+    image_type: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Rotate the hue of RGB images by ``hue`` degrees.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        3-channel, channel-last images.
+    hue : float, scalar or Batch, optional
+        Degrees (default 0); may vary per sample.
+    image_type : types.DALIImageType, optional
+        Accepted for compatibility; the data is treated as RGB.
+    dtype : DType, optional
+        Output type (default: the input's).
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.full((1, 1, 3), 77, np.uint8), layout="HWC")
+    >>> np.asarray(ndd.hue(x, hue=120.0).cpu()).ravel().tolist()  # grey stays grey
+    [77, 77, 77]
+    """
+    return HUE.call(
+        (input,), device=device, batch_size=batch_size, hue=hue, image_type=image_type, dtype=dtype
+    )
+
+
+def saturation(
+    input: Any,
+    /,
+    *,
+    saturation: Scalar | None = None,
+    image_type: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Scale the saturation of RGB images (0 gives grey, 1 keeps them).
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        3-channel, channel-last images.
+    saturation : float, scalar or Batch, optional
+        Factor (default 1, non-negative); may vary per sample.
+    image_type : types.DALIImageType, optional
+        Accepted for compatibility; the data is treated as RGB.
+    dtype : DType, optional
+        Output type (default: the input's).
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([[[200, 10, 10]]], np.uint8), layout="HWC")
+    >>> out = np.asarray(ndd.saturation(x, saturation=0.0).cpu()).ravel()
+    >>> int(out.max()) - int(out.min()) <= 1
+    True
+    """
+    return SATURATION.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        saturation=saturation,
+        image_type=image_type,
+        dtype=dtype,
+    )
+
+
+def color_space_conversion(
+    input: Any,
+    /,
+    *,
+    image_type: Any,
+    output_type: Any,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Convert uint8 images between RGB, BGR, GRAY and YCbCr (ITU-R BT.601).
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        uint8 channel-last images with the channel count of ``image_type`` (1 or 3).
+    image_type, output_type : types.DALIImageType or str
+        Source and target colour spaces (``types.RGB``, ``"gray"``, ...).
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        uint8 images with the channel count of ``output_type``.
+
+    Raises
+    ------
+    InvalidTypeError
+        For non-uint8 input.
+    ShapeError
+        When the channel count does not match ``image_type``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([[[255, 0, 0]]], np.uint8), layout="HWC")
+    >>> y = ndd.color_space_conversion(x, image_type=ndd.types.RGB, output_type=ndd.types.GRAY)
+    >>> y.shape, int(np.asarray(y.cpu()).ravel()[0])
+    ((1, 1, 1), 76)
+    """
+    return COLOR_SPACE_CONVERSION.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        image_type=image_type,
+        output_type=output_type,
+    )
+
+
+def normalize(
+    input: Any,
+    /,
+    *,
+    mean: Any = None,
+    stddev: Any = None,
+    axes: Any = None,
+    axis_names: str | None = None,
+    batch: bool | None = None,
+    scale: float | None = None,
+    shift: float | None = None,
+    epsilon: float | None = None,
+    ddof: int | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """``out = scale * (in - mean) / sqrt(stddev**2 + epsilon) + shift``.
+
+    Statistics that are not given are computed over the reduced ``axes`` (all axes by default),
+    per sample, or over the whole batch with ``batch=True``. A zero deviation gives 0.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        Any layout; integer or float data.
+    mean, stddev : float, array, scalar or Batch, optional
+        Scalars or arrays with extent 1 in the reduced axes; may vary per sample.
+    axes : list of int, optional
+        Reduced axes (not with ``axis_names``).
+    axis_names : str, optional
+        Reduced axes as layout letters, e.g. ``"HW"``.
+    batch : bool, optional
+        Share computed statistics over the batch (default False).
+    scale, shift, epsilon : float, optional
+        Defaults 1, 0 and 0.
+    ddof : int, optional
+        Delta degrees of freedom of a computed variance (default 0).
+    dtype : DType, optional
+        Output type (default float32).
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Raises
+    ------
+    InvalidArgumentError
+        For contradictory arguments (``axes`` with ``axis_names``; per-sample or non-scalar
+        statistics with ``batch=True``).
+    ShapeError
+        When ``mean``/``stddev`` do not fit the reduced axes, or samples of a ``batch=True``
+        call differ in their non-reduced extents.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([1.0, 3.0], np.float32))
+    >>> np.asarray(ndd.normalize(x).cpu()).tolist()
+    [-1.0, 1.0]
+    """
+    return NORMALIZE.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        mean=mean,
+        stddev=stddev,
+        axes=axes,
+        axis_names=axis_names,
+        batch=batch,
+        scale=scale,
+        shift=shift,
+        epsilon=epsilon,
+        ddof=ddof,
+        dtype=dtype,
+    )
+
+
+def lookup_table(
+    input: Any,
+    /,
+    *,
+    keys: Any = None,
+    values: Any = None,
+    default_value: float | None = None,
+    dtype: Any = None,
+    output_dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Map integer values through a table: ``out = values[i]`` where ``in == keys[i]``.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        Integer data of any shape and layout.
+    keys : list of int
+        Keys in [0, 65535]; with duplicates the last one wins.
+    values : list of float
+        One output value per key.
+    default_value : float, optional
+        Output for every value that is not a key (default 0).
+    dtype : DType, optional
+        Output type (default float32).
+    output_dtype : DType, optional
+        Deprecated alias of ``dtype``.
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Raises
+    ------
+    InvalidTypeError
+        For non-integer input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([0, 1, 2], np.uint8))
+    >>> y = ndd.lookup_table(x, keys=[1, 2], values=[10, 20], dtype=ndd.uint8)
+    >>> np.asarray(y.cpu()).tolist()
+    [0, 10, 20]
+    """
+    return LOOKUP_TABLE.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        keys=keys,
+        values=values,
+        default_value=default_value,
+        dtype=dtype,
+        output_dtype=output_dtype,
+    )
+
+
+__all__ = [
+    "brightness_contrast",
+    "color_space_conversion",
+    "color_twist",
+    "hsv",
+    "hue",
+    "lookup_table",
+    "normalize",
+    "saturation",
+]
+
+from headrace.backends.cpu import color_ops as _cpu_kernels  # noqa: E402,F401 - registers kernels

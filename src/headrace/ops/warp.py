@@ -1,0 +1,212 @@
+"""Affine warps: ``rotate`` and ``warp_affine`` of 2-D images and sequences of them.
+
+Coordinates follow the reference: ``(0, 0)`` is the corner of the first pixel. Only
+nearest-neighbour and linear interpolation exist; without ``fill_value`` the border repeats.
+
+Examples
+--------
+>>> import numpy as np
+>>> import headrace as ndd
+>>> img = ndd.tensor(np.zeros((30, 20, 3), np.uint8), layout="HWC")
+>>> ndd.rotate(img, angle=90.0).shape
+(20, 30, 3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from headrace import types as _types
+from headrace._core.batch import Batch
+from headrace._core.tensor import Tensor
+from headrace.ops._enum_args import to_interp_type
+from headrace.ops._schema import _NO_DEFAULT, Arg, OpSchema, to_bool, to_dtype, to_float, to_floats
+
+TensorOrBatch = Tensor | Batch
+_GPU = "headrace.backends.torch.warp_ops"
+
+_COMMON = (
+    Arg("size", to_floats, None, per_sample=True, doc="Output (height, width)."),
+    Arg("fill_value", to_float, None, doc="Value outside the input (default: repeat the border)."),
+    Arg("interp_type", to_interp_type, _types.INTERP_LINEAR, doc="INTERP_NN or INTERP_LINEAR."),
+    Arg("dtype", to_dtype, None, doc="Output type (default: the input's)."),
+    Arg("output_dtype", to_dtype, None, doc="Deprecated alias of dtype."),
+)
+ROTATE = OpSchema(
+    "rotate",
+    args=(
+        Arg("angle", to_float, _NO_DEFAULT, per_sample=True, doc="Degrees, counter-clockwise."),
+        Arg("axis", to_floats, None, per_sample=True, doc="Rotation axis (3-D volumes)."),
+        Arg("keep_size", to_bool, False, doc="Keep the input size instead of fitting the result."),
+        *_COMMON,
+    ),
+    gpu_module=_GPU,
+)
+WARP_AFFINE = OpSchema(
+    "warp_affine",
+    inputs=("data", "mtx"),
+    args=(
+        Arg("matrix", to_floats, None, per_sample=True, doc="2x3 matrix (or 6 values)."),
+        Arg("inverse_map", to_bool, True, doc="The matrix maps output to input points."),
+        *_COMMON,
+    ),
+    gpu_module=_GPU,
+)
+
+
+def rotate(
+    input: Any,
+    /,
+    *,
+    angle: float | TensorOrBatch,
+    axis: Any = None,
+    keep_size: bool | None = None,
+    size: Any = None,
+    fill_value: float | None = None,
+    interp_type: Any = None,
+    dtype: Any = None,
+    output_dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Rotate images by ``angle`` degrees counter-clockwise about their centre.
+
+    Unless ``size`` or ``keep_size`` is given, the output is the bounding box of the rotated
+    image (sides keep the parity of the input sides they mostly come from).
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        ``HWC``, ``FHWC``, ``HW`` or ``FHW`` images (3-D without a layout: ``HWC``).
+    angle : float, scalar or Batch
+        Degrees; may vary per sample. Required.
+    axis : list of float, optional
+        For 3-D volumes, which are not supported yet (an error when given).
+    keep_size : bool, optional
+        Keep the input's height and width (default False).
+    size : (float, float), list or Batch, optional
+        Output (height, width); values are truncated to integers.
+    fill_value : float, optional
+        Value outside the input; default: repeat the border.
+    interp_type : types.DALIInterpType, optional
+        ``INTERP_LINEAR`` (default) or ``INTERP_NN``.
+    dtype : DType, optional
+        Output type (default: the input's).
+    output_dtype : DType, optional
+        Deprecated alias of ``dtype``.
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Rotated images with the input's layout.
+
+    Raises
+    ------
+    ShapeError
+        For layouts other than those listed.
+    InvalidArgumentError
+        For other interpolations, a bad ``size`` or ``axis``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.arange(6, dtype=np.uint8).reshape(2, 3, 1), layout="HWC")
+    >>> np.asarray(ndd.rotate(x, angle=180.0).cpu())[..., 0].tolist()
+    [[5, 4, 3], [2, 1, 0]]
+    """
+    return ROTATE.call(
+        (input,),
+        device=device,
+        batch_size=batch_size,
+        angle=angle,
+        axis=axis,
+        keep_size=keep_size,
+        size=size,
+        fill_value=fill_value,
+        interp_type=interp_type,
+        dtype=dtype,
+        output_dtype=output_dtype,
+    )
+
+
+def warp_affine(
+    data: Any,
+    mtx: Any = None,
+    /,
+    *,
+    matrix: Any = None,
+    size: Any = None,
+    inverse_map: bool | None = None,
+    fill_value: float | None = None,
+    interp_type: Any = None,
+    dtype: Any = None,
+    output_dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Apply an affine transform: output point ``p`` reads the input at ``matrix @ (p, 1)``.
+
+    Parameters
+    ----------
+    data : Tensor or Batch
+        ``HWC``, ``FHWC``, ``HW`` or ``FHW`` images (3-D without a layout: ``HWC``).
+    mtx : Tensor or Batch, optional
+        The matrix as a second input (2x3 per sample); the alternative to ``matrix``.
+    matrix : 2x3 array, 6 values or Batch, optional
+        The transform (one of ``mtx`` and ``matrix`` is required); may vary per sample.
+    size : (float, float), list or Batch, optional
+        Output (height, width) (default: the input's).
+    inverse_map : bool, optional
+        True (default): the matrix maps output to input points; False: input to output.
+    fill_value : float, optional
+        Value outside the input; default: repeat the border.
+    interp_type : types.DALIInterpType, optional
+        ``INTERP_LINEAR`` (default) or ``INTERP_NN``.
+    dtype : DType, optional
+        Output type (default: the input's).
+    output_dtype : DType, optional
+        Deprecated alias of ``dtype``.
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Warped images with the input's layout.
+
+    Raises
+    ------
+    InvalidArgumentError
+        When no matrix or both ``mtx`` and ``matrix`` are given, or the matrix is malformed
+        (or singular with ``inverse_map=False``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.arange(4, dtype=np.float32).reshape(1, 4, 1), layout="HWC")
+    >>> m = [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]  # read one pixel to the right
+    >>> y = ndd.warp_affine(x, matrix=m, interp_type=ndd.types.INTERP_NN)
+    >>> np.asarray(y.cpu()).ravel().tolist()
+    [1.0, 2.0, 3.0, 3.0]
+    """
+    return WARP_AFFINE.call(
+        (data, mtx),
+        device=device,
+        batch_size=batch_size,
+        matrix=matrix,
+        size=size,
+        inverse_map=inverse_map,
+        fill_value=fill_value,
+        interp_type=interp_type,
+        dtype=dtype,
+        output_dtype=output_dtype,
+    )
+
+
+__all__ = ["rotate", "warp_affine"]
+
+from headrace.backends.cpu import warp_ops as _cpu_kernels  # noqa: E402,F401 - registers kernels

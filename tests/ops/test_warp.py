@@ -1,0 +1,169 @@
+"""``rotate`` and ``warp_affine`` through the public API: contract, closed forms, DALI, errors."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from tests._helpers.contract import check_op, host
+from tests._helpers.dali_oracle import dali_run, max_diff
+
+import headrace as ndd
+from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace.ops import warp as W
+
+RNG = np.random.default_rng(5)
+RAGGED = [RNG.integers(0, 256, s, dtype=np.uint8) for s in ((14, 19, 3), (21, 10, 3), (16, 16, 3))]
+NN = ndd.types.INTERP_NN
+SHIFT = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]], np.float32)
+ZOOM = np.array([[0.8, 0.1, 1.5], [-0.2, 1.1, 0.5]], np.float32)
+
+
+def per_sample(*values: object) -> ndd.Batch:
+    return ndd.batch([np.asarray(v, np.float32) for v in values])
+
+
+# --------------------------------------------------------------------------- contract
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        (W.rotate, {"angle": per_sample(30.0, -75.0, 180.0)}),
+        (W.rotate, {"angle": 20.0, "keep_size": True, "fill_value": 17.0}),
+        (W.rotate, {"angle": per_sample(10, 20, 30), "size": per_sample([8, 9], [12, 5], [7, 7])}),
+        (W.warp_affine, {"matrix": per_sample(SHIFT, ZOOM, SHIFT)}),
+        (W.warp_affine, {"matrix": SHIFT.ravel().tolist(), "interp_type": NN}),
+        (W.warp_affine, {"matrix": ZOOM, "size": [11, 13], "inverse_map": False}),
+        (W.warp_affine, {"matrix": SHIFT, "dtype": ndd.float32, "fill_value": 0.0}),
+    ],
+)
+def test_contract(op, args):
+    out = check_op(op, RAGGED, layout="HWC", gpu_atol=1, **args)
+    assert out.layout == "HWC"
+
+
+def test_contract_sequences_and_gray():
+    seqs = [RNG.random(s, dtype=np.float32) for s in ((2, 6, 9, 3), (3, 8, 5, 3))]
+    out = check_op(W.rotate, seqs, layout="FHWC", gpu_atol=1e-4, angle=40.0, interp_type=NN)
+    assert out.layout == "FHWC" and out.shape[0][0] == 2
+    gray = [r[..., 0].copy() for r in RAGGED]
+    out = check_op(W.warp_affine, gray, layout="HW", gpu_atol=1, matrix=ZOOM)
+    assert out.layout == "HW" and out.shape == [g.shape for g in gray]
+
+
+def test_matrix_as_second_input():
+    b = ndd.batch(RAGGED, layout="HWC")
+    mats = ndd.batch([SHIFT, ZOOM, SHIFT])
+    by_input = host(W.warp_affine(b, mats))
+    by_arg = host(W.warp_affine(b, matrix=mats))
+    gpu = host(W.warp_affine(b.gpu(), mats.gpu()))
+    for a, k, g in zip(by_input, by_arg, gpu):
+        np.testing.assert_array_equal(a, k)
+        assert np.abs(g.astype(int) - a).max() <= 1
+    one = W.warp_affine(ndd.tensor(RAGGED[0], layout="HWC"), ndd.tensor(SHIFT))
+    np.testing.assert_array_equal(np.asarray(one), by_input[0])
+
+
+# ------------------------------------------------------------------------- closed forms
+
+
+def test_rotate_right_angles_and_default_layout():
+    x = RAGGED[0]
+    r90 = W.rotate(ndd.tensor(x), angle=90.0, interp_type=NN)  # no layout: HWC
+    assert r90.layout == "HWC"
+    np.testing.assert_array_equal(np.asarray(r90), np.rot90(x))  # counter-clockwise
+    r180 = np.asarray(W.rotate(ndd.tensor(x, layout="HWC"), angle=180.0))
+    np.testing.assert_array_equal(r180, x[::-1, ::-1])
+    h, w, _ = W.rotate(ndd.tensor(x), angle=45.0).shape
+    box = int(np.ceil((14 + 19) / np.sqrt(2)))  # bounding box, then parity adjustment
+    assert abs(h - box) <= 1 and abs(w - box) <= 1
+
+
+def test_warp_affine_matches_opencv():
+    x = RAGGED[1]
+    out = np.asarray(W.warp_affine(ndd.tensor(x, layout="HWC"), matrix=ZOOM, interp_type=NN))
+    a, t = ZOOM[:, :2].astype(np.float64), ZOOM[:, 2].astype(np.float64)
+    centre = np.concatenate([a, (t + a @ [0.5, 0.5] - 0.5)[:, None]], axis=1)
+    flags = cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP
+    ref = cv2.warpAffine(x, centre, x.shape[1::-1], flags=flags, borderMode=cv2.BORDER_REPLICATE)
+    assert (out != ref).mean() < 0.01  # nearest-neighbour ties may round differently
+    inv = np.linalg.inv(np.vstack([ZOOM, [0, 0, 1]]))[:2]
+    fwd = np.asarray(W.warp_affine(ndd.tensor(x, layout="HWC"), matrix=inv, inverse_map=False))
+    lin = np.asarray(W.warp_affine(ndd.tensor(x, layout="HWC"), matrix=ZOOM))
+    assert np.abs(fwd.astype(int) - lin).max() <= 1
+
+
+def test_shift_with_border_and_fill():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4, 1)
+    m = [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    clamp = np.asarray(W.warp_affine(ndd.tensor(x, layout="HWC"), matrix=m))[..., 0]
+    np.testing.assert_array_equal(clamp, np.concatenate([x[:, 1:, 0], x[:, 3:, 0]], axis=1))
+    fill = np.asarray(W.warp_affine(ndd.tensor(x, layout="HWC"), matrix=m, fill_value=-1.0))
+    assert fill[:, 3, 0].tolist() == [-1.0, -1.0, -1.0]
+
+
+# ------------------------------------------------------------------------------- DALI
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize(
+    ("args", "tol"),
+    [
+        ({"angle": 33.0}, 1),
+        ({"angle": 90.0, "interp_type": NN}, 0),
+        ({"angle": -128.0, "keep_size": True, "fill_value": 255.0}, 1),
+        ({"angle": 15.0, "size": [20.0, 30.0], "interp_type": NN}, 0),
+    ],
+)
+def test_rotate_matches_dali(args, tol):
+    ref = dali_run("rotate", RAGGED, layout="HWC", **args)
+    out = host(W.rotate(ndd.batch(RAGGED, layout="HWC"), **args))
+    assert max_diff(out, ref) <= tol
+
+
+@pytest.mark.dali
+def test_per_sample_and_warp_affine_match_dali():
+    angles = [12.0, 95.0, -40.0]
+    ref = dali_run("rotate", RAGGED, layout="HWC", angle=angles, per_sample=("angle",))
+    out = host(W.rotate(ndd.batch(RAGGED, layout="HWC"), angle=per_sample(*angles)))
+    assert [o.shape for o in out] == [r.shape for r in ref]
+    assert max_diff(out, ref) <= 1
+    for kw in ({"matrix": ZOOM}, {"matrix": ZOOM, "inverse_map": False, "fill_value": 9.0}):
+        ref = dali_run("warp_affine", RAGGED, layout="HWC", **kw)
+        out = host(W.warp_affine(ndd.batch(RAGGED, layout="HWC"), **kw))
+        assert max_diff(out, ref) <= 1
+    mats = [SHIFT, ZOOM, SHIFT]
+    ref = dali_run("warp_affine", RAGGED, layout="HWC", interp_type=0, matrix=mats,
+                   per_sample=("matrix",))  # fmt: skip
+    out = host(
+        W.warp_affine(ndd.batch(RAGGED, layout="HWC"), interp_type=NN, matrix=per_sample(*mats))
+    )
+    assert max_diff(out, ref) == 0
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def test_errors_name_op_argument_and_sample():
+    b = ndd.batch(RAGGED, layout="HWC")
+    with pytest.raises(TypeError, match="angle"):
+        W.rotate(b)
+    with pytest.raises(ShapeError, match=r"rotate: sample 0: .*HWC, FHWC"):
+        W.rotate(ndd.tensor(np.zeros((3, 4, 5), np.uint8), layout="CHW"), angle=1.0).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"rotate: .*only nearest and linear"):
+        W.rotate(b, angle=1.0, interp_type=ndd.types.INTERP_CUBIC).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"rotate: .*`axis`"):
+        W.rotate(b, angle=1.0, axis=[0, 0, 1]).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"rotate: sample 1: `size`"):
+        W.rotate(b, angle=1.0, size=per_sample([4, 4], [4, -4], [4, 4])).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"warp_affine: no transform"):
+        W.warp_affine(b).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"warp_affine: the matrix is given twice"):
+        W.warp_affine(b, ndd.tensor(SHIFT), matrix=SHIFT).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"warp_affine: sample 2: `matrix` must hold 6"):
+        W.warp_affine(b, matrix=per_sample(SHIFT.ravel(), SHIFT.ravel(), [1, 0, 0, 1])).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"warp_affine: .*singular"):
+        W.warp_affine(b, matrix=np.zeros((2, 3)), inverse_map=False).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"rotate: `dtype` and .*`output_dtype`"):
+        W.rotate(b, angle=1.0, dtype=ndd.uint8, output_dtype=ndd.float32).evaluate()
