@@ -227,7 +227,7 @@ def device(obj: Any, id: int | None = None) -> Device | None:
 
     Examples
     --------
-    >>> device("cpu") is device(Device("cpu"))
+    >>> device("cpu") == device(Device("cpu"))
     True
     >>> device(None) is None
     True
