@@ -46,6 +46,14 @@ from headrace._exec.context import (
     set_num_threads,
 )
 from headrace._exec.eval_mode import EvalMode
+from headrace._exec.streams import (
+    Stream,
+    get_current_stream,
+    get_default_stream,
+    set_current_stream,
+    set_default_stream,
+    stream,
+)
 from headrace.decoders.image import imread, peek_image_shape
 from headrace.external_source import ExternalSource
 from headrace.ops import math, noise
@@ -94,6 +102,12 @@ from headrace.ops.warp import rotate, warp_affine
 __version__ = "0.1.0"
 
 __all__ = [
+    "Stream",
+    "get_current_stream",
+    "get_default_stream",
+    "set_current_stream",
+    "set_default_stream",
+    "stream",
     "brightness_contrast",
     "color_space_conversion",
     "color_twist",

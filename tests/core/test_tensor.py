@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import headrace as ndd
 
@@ -111,3 +113,42 @@ def test_repr_shows_data():
     r = repr(ndd.tensor([[1, 2], [3, 4]], dtype=ndd.int64))
     assert r.startswith("Tensor(") and "dtype=i64" in r and 'device="cpu"' in r
     assert "shape=(2, 2)" in r
+
+
+_BOUND = st.one_of(st.none(), st.integers(-7, 7))
+
+
+@st.composite
+def _index(draw):
+    comps = []
+    for _ in range(draw(st.integers(0, 3))):
+        if draw(st.booleans()):
+            comps.append(draw(st.integers(-3, 2)))
+        else:
+            step = draw(st.one_of(st.none(), st.integers(-3, 3).filter(lambda s: s != 0)))
+            comps.append(slice(draw(_BOUND), draw(_BOUND), step))
+    if draw(st.booleans()):
+        comps.insert(draw(st.integers(0, len(comps))), Ellipsis)
+    return tuple(comps)
+
+
+@settings(max_examples=150)
+@given(_index(), st.sampled_from(["cpu", "gpu"]))
+def test_indexing_agrees_with_numpy(index, device):
+    a = np.arange(3 * 4 * 5).reshape(3, 4, 5).astype(np.int32)
+    t = ndd.tensor(a, layout="XYZ", device=device)
+    try:
+        expected = a[index]
+    except IndexError:
+        with pytest.raises(IndexError):
+            t[index]
+        return
+    got = t[index]
+    assert np.array_equal(np.asarray(got.cpu()), expected)
+    kept = [c for c in ndd._core.indexing.expand(ndd._core.indexing.normalize(index), 3)]
+    letters = "".join(ch for ch, c in zip("XYZ", kept) if not isinstance(c, int))
+    assert got.layout == (letters or None)
+    b = ndd.batch([a, a[:2]], layout="XYZ")
+    if all(isinstance(c, slice) or c is Ellipsis for c in index):
+        sb = b.slice[index]
+        assert np.array_equal(np.asarray(sb.tensors[1]), a[:2][index])

@@ -141,3 +141,27 @@ def test_leaving_context_evaluates_deferred():
     with ndd.EvalContext(), ndd.EvalMode.deferred:
         y = x * 3
     assert y._data is not None
+
+
+def test_streams():
+    s = ndd.stream(stream=5)
+    assert s.handle == 5 and s.__cuda_stream__() == (0, 5) and s == ndd.Stream(5)
+    assert ndd.stream(stream=None) is None
+    with pytest.raises(ValueError):
+        ndd.Stream(None)
+    made = ndd.stream()
+    assert isinstance(made, ndd.Stream) and made != ndd.stream()
+    assert ndd.get_current_stream() is ndd.get_current_stream()
+    assert ndd.EvalContext.default().cuda_stream == ndd.get_current_stream()
+    ndd.set_current_stream(s)
+    try:
+        assert ndd.get_current_stream() == s
+        assert ndd.EvalContext.default().cuda_stream == s
+    finally:
+        ndd.set_current_stream(None)
+    ndd.set_default_stream(9)
+    try:
+        assert ndd.get_default_stream() == ndd.Stream(9)
+    finally:
+        ndd.set_default_stream(None)
+    assert ndd.EvalContext(cuda_stream=3).cuda_stream == ndd.Stream(3)

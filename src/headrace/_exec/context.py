@@ -287,6 +287,10 @@ class EvalContext:
         if device_id is None and Device.gpu_count():
             device_id = Device.default_device_id("gpu")
         self._device_id = device_id
+        if cuda_stream is not None:
+            from headrace._exec.streams import stream as _wrap_stream
+
+            cuda_stream = _wrap_stream(stream=cuda_stream, device_id=device_id)
         self._cuda_stream = cuda_stream
         self._pool: ThreadPool | None = None
         self._pool_version = -1
@@ -310,8 +314,13 @@ class EvalContext:
 
     @property
     def cuda_stream(self) -> Any:
-        """The CUDA stream of this context (None on CPU-only machines)."""
-        return self._cuda_stream
+        """The stream of this context: explicit, else the thread's current one, else the
+        default one, else a lazily created one (stable across reads)."""
+        if self._cuda_stream is not None:
+            return self._cuda_stream
+        from headrace._exec.streams import get_current_stream
+
+        return get_current_stream()
 
     @property
     def device(self) -> Device:
