@@ -1,0 +1,311 @@
+"""The ``headrace`` command: ``bench``, ``preview`` and ``info``.
+
+``headrace bench`` runs a ResNet-50 style input pipeline over a folder of images (default: the
+built-in sample data, generated on first use) and prints throughput, time per batch, CPU use
+and peak memory; ``--compare`` also runs a PyTorch DataLoader + Pillow baseline doing the same
+work. ``headrace preview`` saves a grid of augmented samples with their labels.
+``headrace info`` says what headrace found on this machine.
+
+Examples
+--------
+>>> from headrace.cli import build_parser
+>>> args = build_parser().parse_args(["bench", "--pipeline", "train", "--limit", "64"])
+>>> args.command, args.pipeline, args.batch_size, args.limit
+('bench', 'train', 64, 64)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PROG = "headrace"
+
+
+class UsageError(Exception):
+    """A problem with the command line or the data; printed without a traceback (exit 2)."""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``headrace`` command."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="headrace: fast CPU-first data loading with DALI's dynamic-mode API.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    folder_help = "image folder, one sub-folder per class (default: built-in sample data)"
+
+    b = sub.add_parser("bench", help="measure an input pipeline's throughput")
+    b.add_argument("dir", nargs="?", metavar="DIR", help=folder_help)
+    b.add_argument("--pipeline", choices=("eval", "train"), default="eval")
+    b.add_argument("--batch-size", type=_positive, default=64)
+    b.add_argument("--threads", type=_positive, help="worker threads (default: CPUs available)")
+    b.add_argument("--epochs", type=_positive, default=3, help="the first one counts as warm-up")
+    b.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    b.add_argument(
+        "--compare", action="store_true", help="also run a PyTorch DataLoader + Pillow baseline"
+    )
+    b.add_argument("--limit", type=_positive, help="use at most N images of the folder")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    p = sub.add_parser("preview", help="save a grid of augmented samples with their labels")
+    p.add_argument("dir", nargs="?", metavar="DIR", help=folder_help)
+    p.add_argument("--pipeline", choices=("eval", "train"), default="train")
+    p.add_argument("--out", default="preview.png", help="output image (PNG or JPEG)")
+    p.add_argument("--num", type=_positive, default=16, help="number of samples")
+    p.add_argument("--seed", type=int, default=0)
+
+    sub.add_parser("info", help="version, codecs, backends and threads found")
+    return parser
+
+
+def _images(folder: str | None, limit: int | None, progress: bool = True) -> Any:
+    from headrace import _benchmark, sample_data
+
+    root = folder if folder is not None else sample_data.image_folder(progress=progress)
+    try:
+        return _benchmark.list_images(root, limit)
+    except _benchmark.FolderError as e:
+        raise UsageError(str(e)) from None
+
+
+def _check_device(device: str) -> None:
+    if device == "gpu":
+        from headrace._core.device import Device
+
+        if Device.gpu_count() < 1:
+            raise UsageError("--device gpu: no CUDA device found (use --device cpu)")
+
+
+# --- bench -----------------------------------------------------------------------------------
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``headrace bench``: time the pipeline (and the baseline with ``--compare``)."""
+    import headrace as ndd
+    from headrace import _benchmark as bm
+
+    _check_device(args.device)
+    progress = not args.no_progress
+    images = _images(args.dir, args.limit, progress)
+    threads = args.threads or ndd.get_num_threads()
+    ndd.set_num_threads(threads)
+    print(
+        f"{PROG} bench: {args.pipeline} pipeline, {len(images.paths)} images in "
+        f"{len(images.classes)} classes from {images.root}\n"
+        f"batch {args.batch_size}, {threads} threads, {args.epochs} epochs, device {args.device}"
+    )
+    rows = []
+    if args.compare:  # first, so that its forked workers do not inherit headrace's memory
+        loader = bm.baseline_loader(
+            images, args.pipeline, batch_size=args.batch_size, workers=threads, seed=args.seed
+        )
+        res = bm.run_epochs(
+            lambda: loader,
+            args.epochs,
+            count=lambda b: len(b[1]),
+            total=lambda: len(loader),
+            label="DataLoader+Pillow",
+            progress=progress,
+            children=True,
+        )
+        base = ("DataLoader+Pillow", bm.summarize(res), bm.peak_rss_mib(children=True))
+    bm.reset_peak_rss()
+    loader = bm.headrace_loader(
+        images, args.pipeline, batch_size=args.batch_size, device=args.device, seed=args.seed
+    )
+    res = bm.run_epochs(
+        lambda: loader,
+        args.epochs,
+        count=lambda b: b[0].shape[0],
+        total=lambda: len(loader),
+        label=PROG,
+        progress=progress,
+    )
+    rows.append((PROG, bm.summarize(res), bm.peak_rss_mib()))
+    if args.compare:
+        rows.append(base)
+    timed = "median of epochs 2-" + str(args.epochs) if args.epochs > 1 else "1 epoch"
+    print(f"\n{bm.format_table(rows)}\n({timed}; output float32 NCHW torch tensors)")
+    if args.compare:
+        ratio = rows[0][1].img_per_s / rows[1][1].img_per_s
+        print(
+            f"{PROG} is {ratio:.2f}x the DataLoader's throughput ({threads} workers; its peak "
+            "memory is the largest worker's)."
+        )
+    return 0
+
+
+# --- preview ---------------------------------------------------------------------------------
+def make_grid(tiles: Sequence[Any], captions: Sequence[str], columns: int) -> Any:
+    """Arrange equal-size HWC uint8 RGB tiles in a grid, each captioned under it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> make_grid([np.zeros((8, 8, 3), np.uint8)] * 3, ["a", "b", "c"], 2).shape
+    (66, 22, 3)
+    """
+    import cv2
+    import numpy as np
+
+    h, w = tiles[0].shape[:2]
+    pad, text_h = 2, 22
+    rows = -(-len(tiles) // columns)
+    cell_h, cell_w = h + text_h + pad, w + pad
+    grid = np.full((rows * cell_h + pad, columns * cell_w + pad, 3), 24, np.uint8)
+    for k, (tile, caption) in enumerate(zip(tiles, captions)):
+        y, x = pad + (k // columns) * cell_h, pad + (k % columns) * cell_w
+        grid[y : y + h, x : x + w] = tile
+        cv2.putText(
+            grid, caption, (x + 3, y + h + text_h - 6), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+            (235, 235, 235), 1, cv2.LINE_AA,
+        )  # fmt: skip
+    return grid
+
+
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    """``headrace preview``: run the pipeline on a few samples and save them as a grid."""
+    import math
+
+    import cv2
+
+    import headrace as ndd
+    from headrace import pipelines
+
+    path = Path(args.out)
+    if path.suffix.lower() not in _IMAGE_SUFFIXES:
+        raise UsageError(f"--out: cannot write {path}: use a name ending in .png or .jpg")
+    if not path.parent.is_dir():
+        raise UsageError(f"--out: folder {path.parent} does not exist")
+    images = _images(args.dir, None)
+    n = min(args.num, len(images.paths))
+    reader = ndd.readers.File(
+        files=images.paths, labels=images.labels, random_shuffle=True, seed=args.seed
+    )
+    encoded, labels = next(iter(reader.next_epoch(batch_size=n)))
+    fn = pipelines.get(args.pipeline)
+    kwargs = {"rng": ndd.random.RNG(args.seed)} if args.pipeline == "train" else {}
+    out, labels = fn(encoded, labels, **kwargs)
+    tiles = [pipelines.denormalize(t.cpu()) for t in out.tensors]
+    captions = [images.classes[int(t.cpu().item())] for t in labels.tensors]
+    grid = make_grid(tiles, captions, columns=math.ceil(math.sqrt(n)))
+    if not cv2.imwrite(str(path), cv2.cvtColor(grid, cv2.COLOR_RGB2BGR)):
+        raise UsageError(f"--out: cannot write {path} (use a .png or .jpg name)")
+    print(f"wrote {path}: {n} {args.pipeline}-pipeline samples from {images.root}")
+    return 0
+
+
+# --- info ------------------------------------------------------------------------------------
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _first_version(*dists: str) -> str | None:
+    return next((v for d in dists if (v := _version(d)) is not None), None)
+
+
+def info_lines() -> list[str]:
+    """What ``headrace info`` prints: versions, codecs, backends, threads, cache.
+
+    Examples
+    --------
+    >>> info_lines()[0].startswith("headrace ")
+    True
+    """
+    import headrace as ndd
+    from headrace import sample_data
+
+    missing = "not installed"
+    rows = [
+        ("libjpeg-turbo (simplejpeg)", _version("simplejpeg") or missing),
+        ("libjpeg-turbo (PyTurboJPEG)", _version("PyTurboJPEG") or missing),
+        ("OpenCV", _first_version("opencv-python-headless", "opencv-python") or missing),
+        ("Pillow", _version("pillow") or missing),
+        ("soundfile", _version("soundfile") or missing),
+        ("nvImageCodec", _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13")
+         or missing),
+        ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),
+    ]  # fmt: skip
+    torch_v = _version("torch")
+    cuda = "no (torch not installed)"
+    if torch_v is not None:
+        import torch
+
+        if torch.cuda.is_available():
+            n = torch.cuda.device_count()
+            cuda = f"{n} device(s): {torch.cuda.get_device_name(0)} (CUDA {torch.version.cuda})"
+        else:
+            cuda = "no device" + ("" if torch.version.cuda else " (CPU-only torch build)")
+    backends = [
+        ("torch", torch_v or missing),
+        ("CUDA", cuda),
+        ("torchdata", _version("torchdata") or missing),
+    ]
+    if os.environ.get("HEADRACE_FAKE_GPU"):
+        backends.append(("fake GPU", "on (HEADRACE_FAKE_GPU): 'gpu' runs on torch CPU tensors"))
+    width = max(len(k) for k, _ in rows + backends)
+    lines = [
+        f"{PROG} {ndd.__version__}  (Python {platform.python_version()}, numpy "
+        f"{_version('numpy')}, {platform.system()} {platform.machine()})",
+        "codecs:",
+        *(f"  {k:<{width}}  {v}" for k, v in rows),
+        "backends:",
+        *(f"  {k:<{width}}  {v}" for k, v in backends),
+        f"threads: {ndd.get_num_threads()} (set with ndd.set_num_threads or HEADRACE_NUM_THREADS;"
+        f" {len(os.sched_getaffinity(0))} CPUs available)",
+        f"cache: {sample_data.cache_dir()} (HEADRACE_CACHE)",
+    ]
+    return lines
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """``headrace info``."""
+    print("\n".join(info_lines()))
+    return 0
+
+
+COMMANDS = {"bench": cmd_bench, "preview": cmd_preview, "info": cmd_info}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``headrace`` console script; returns the exit status.
+
+    Exit status: 0 on success, 2 for bad options or data (a one-line message, no traceback),
+    130 when interrupted with Ctrl-C.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

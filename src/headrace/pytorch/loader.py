@@ -1,0 +1,214 @@
+"""``Loader``: a reader plus a per-batch function, as a PyTorch-style iterable.
+
+A :class:`Loader` plays the role of ``torch.utils.data.DataLoader`` for headrace: each
+``for batch in loader`` is one exact epoch of the reader, ``len(loader)`` is the number of
+batches in it, and every output arrives as a ``torch.Tensor`` on the requested device. The
+per-batch function runs headrace operators; since operators run on a background executor, the
+loader asks for the next ``prefetch`` batches before handing out the current one, so loading
+overlaps the training step without worker processes.
+
+Examples
+--------
+>>> import numpy as np
+>>> import headrace as ndd
+>>> from headrace.pytorch import Loader
+>>> reader = ndd.readers.File(files=[__file__] * 5, labels=[0, 1, 2, 3, 4])
+>>> loader = Loader(reader, lambda data, label: label, batch_size=2)
+>>> len(loader), [t.flatten().tolist() for t in loader]
+(3, [[0, 1], [2, 3], [4]])
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+
+
+def _to_torch(value: Any, device: Any, non_blocking: bool) -> Any:
+    """Convert one pipeline output (Batch, Tensor, numpy, torch, or a tuple/list/dict of them)."""
+    import numpy as np
+    import torch
+
+    from headrace._core.batch import Batch
+    from headrace._core.tensor import Tensor
+
+    if isinstance(value, Mapping):
+        return {k: _to_torch(v, device, non_blocking) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to_torch(v, device, non_blocking) for v in value)
+    if isinstance(value, (Batch, Tensor)):
+        t = value.torch()
+    elif isinstance(value, np.ndarray):
+        t = torch.from_numpy(value)
+    elif isinstance(value, torch.Tensor):
+        t = value
+    elif value is None:
+        return None
+    else:
+        raise InvalidTypeError(
+            f"Loader: the per-batch function returned a {type(value).__name__}; return "
+            "headrace Batches/Tensors, numpy arrays or torch tensors (or a tuple/dict of them)."
+        )
+    if device is not None and t.device != device:
+        t = t.to(device, non_blocking=non_blocking and device.type == "cuda")
+    return t
+
+
+def _torch_device(device: Any) -> Any:
+    import torch
+
+    dev = torch.device("cuda" if str(device) == "gpu" else device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidArgumentError(
+            f"Loader: device={device!r} was requested but torch sees no CUDA device."
+        )
+    return dev
+
+
+def _epoch_batches(reader: Any, batch_size: int) -> int:
+    """Batches in the reader's next epoch (its current shard, its last-batch mode, what is left
+    of it after a restored state)."""
+    from headrace.readers import _sharding as sh
+
+    meta = reader.get_metadata()
+    n, k = int(meta["epoch_size"]), int(meta["number_of_shards"])
+    mode = getattr(reader, "_last_batch", "pad" if meta.get("pad_last_batch") else "partial")
+    if mode in ("pad", "fill"):
+        size = sh.padded_shard_size(n, k)
+    else:
+        epoch = int(getattr(reader, "_epoch", 0))
+        shard = sh.shard_for_epoch(int(meta["shard_id"]), epoch, k, bool(meta["stick_to_shard"]))
+        lo, hi = sh.shard_bounds(n, k, shard)
+        size = hi - lo
+    size -= min(int(getattr(reader, "_pos", 0)), size)
+    return sh.num_batches(size, batch_size, mode)
+
+
+class Loader:
+    """Iterate a reader epoch by epoch, apply ``fn`` to each batch, hand out torch tensors.
+
+    Parameters
+    ----------
+    reader : headrace reader
+        Created once (e.g. ``ndd.readers.File(file_root=..., random_shuffle=True)``); each
+        iteration of the loader is one ``reader.next_epoch(batch_size)``.
+    fn : callable, optional
+        Called as ``fn(*reader_outputs)`` for each batch; returns what the loader yields (a
+        ``Batch``, or a tuple/list/dict of them). Default: the reader's outputs unchanged.
+    batch_size : int, optional
+        Samples per batch (default: the reader's ``max_batch_size``).
+    device : str or torch.device
+        Where the yielded tensors live: ``"cpu"``, ``"cuda"``/``"gpu"``, ``"cuda:1"``, ...
+        ``None`` leaves each tensor where the pipeline put it.
+    prefetch : int
+        Batches submitted ahead of the one being consumed (0 = none).
+    non_blocking : bool
+        Use non-blocking host-to-device copies.
+
+    Examples
+    --------
+    >>> import headrace as ndd
+    >>> from headrace.pytorch import Loader
+    >>> reader = ndd.readers.File(files=[__file__] * 3, labels=[5, 6, 7], max_batch_size=2)
+    >>> loader = Loader(reader, lambda data, label: label)
+    >>> for epoch in range(2):
+    ...     print(epoch, [t.shape[0] for t in loader])
+    0 [2, 1]
+    1 [2, 1]
+    """
+
+    def __init__(
+        self,
+        reader: Any,
+        fn: Callable[..., Any] | None = None,
+        *,
+        batch_size: int | None = None,
+        device: Any = "cpu",
+        prefetch: int = 1,
+        non_blocking: bool = True,
+    ) -> None:
+        if not hasattr(reader, "next_epoch"):
+            raise InvalidTypeError(
+                f"Loader needs a headrace reader (with next_epoch), got {type(reader).__name__}."
+            )
+        if fn is not None and not callable(fn):
+            raise InvalidTypeError(f"Loader: fn must be callable, got {type(fn).__name__}.")
+        bs = batch_size if batch_size is not None else getattr(reader, "_max_batch_size", None)
+        if bs is None or isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
+            raise InvalidArgumentError(
+                "Loader: give a positive batch_size (or construct the reader with max_batch_size)."
+            )
+        if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 0:
+            raise InvalidArgumentError(
+                f"Loader: prefetch must be an integer >= 0 (got {prefetch!r})."
+            )
+        self.reader = reader
+        self.fn = fn
+        self.batch_size = bs
+        self.device = None if device is None else _torch_device(device)
+        self.prefetch = prefetch
+        self.non_blocking = non_blocking
+        self.epoch = 0  # epochs completed
+        self._state: Any = None
+
+    def __len__(self) -> int:
+        """Batches in the next epoch (fewer when resuming from a mid-epoch state)."""
+        return _epoch_batches(self.reader, self.batch_size)
+
+    def __iter__(self) -> Iterator[Any]:
+        """One epoch: yields the per-batch function's outputs as torch tensors."""
+        pending: collections.deque[tuple[Any, Any]] = collections.deque()
+        track = bool(getattr(self.reader, "_checkpointing", False))
+        for outputs in self.reader.next_epoch(batch_size=self.batch_size):
+            result = self.fn(*outputs) if self.fn is not None else outputs
+            state = self.reader.get_state() if track else None
+            pending.append((result, state))
+            if len(pending) > self.prefetch:
+                yield self._deliver(*pending.popleft())
+        while pending:
+            yield self._deliver(*pending.popleft())
+        self.epoch += 1
+
+    def _deliver(self, result: Any, state: Any) -> Any:
+        out = _to_torch(result, self.device, self.non_blocking)
+        self._state = state
+        return out
+
+    # --- checkpointing (needs a reader built with enable_checkpointing=True) ----------------
+    def state_dict(self) -> dict[str, Any]:
+        """The reader's state after the last batch this loader yielded (prefetch excluded).
+
+        Examples
+        --------
+        >>> import headrace as ndd
+        >>> from headrace.pytorch import Loader
+        >>> r = ndd.readers.File(files=[__file__] * 4, labels=[0, 1, 2, 3],
+        ...                      enable_checkpointing=True)
+        >>> loader = Loader(r, lambda d, lab: lab, batch_size=1, prefetch=2)
+        >>> first = next(iter(loader))
+        >>> loader.state_dict()["position"]
+        1
+        """
+        if self._state is None:
+            if not getattr(self.reader, "_checkpointing", False):
+                raise RuntimeError(
+                    "Loader.state_dict() needs a reader built with enable_checkpointing=True."
+                )
+            return dict(self.reader.get_state())
+        return dict(self._state)
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Resume from :meth:`state_dict` (call before the first iteration)."""
+        self.reader.set_state(dict(state))
+
+    def __repr__(self) -> str:
+        return (
+            f"Loader({self.reader!r}, batch_size={self.batch_size}, device={self.device}, "
+            f"prefetch={self.prefetch})"
+        )
+
+
+__all__ = ["Loader"]

@@ -1,0 +1,328 @@
+"""Built-in sample data, generated on first use (no downloads).
+
+:func:`image_folder` writes an ImageNet-like folder of JPEG files (one sub-folder per class,
+about 500x375 pixels with some variety of size and orientation, quality 90) whose content looks
+enough like photographs (smooth colour fields, gradients, textures, sharp and blurred shapes,
+sensor-like noise) that file sizes and decode times are realistic: 60-120 KB per file, like
+ImageNet. The data are deterministic: the same arguments give the same bytes on every machine
+with the same OpenCV.
+
+The folder is generated once into a cache directory (``$HEADRACE_CACHE``, default
+``~/.cache/headrace``) and reused afterwards. Generation writes into a temporary folder that is
+renamed into place only once complete, so an interrupted generation is simply redone.
+
+Examples
+--------
+>>> import tempfile
+>>> from headrace import sample_data
+>>> root = sample_data.image_folder(tempfile.mkdtemp(), num_images=4, num_classes=2,
+...                                 progress=False)
+>>> sorted(p.name for p in root.iterdir() if p.is_dir())
+['class_00', 'class_01']
+>>> len(list(root.glob("*/*.jpg")))
+4
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from headrace._core.errors import InvalidArgumentError
+
+#: Bump when the generated content changes, so that old caches are not reused.
+FORMAT_VERSION = 1
+MARKER = ".complete.json"
+JPEG_QUALITY = 90
+
+# (width, height) choices around ImageNet's typical 500x375 (4:3 dominates, like ImageNet).
+_SIZES = (
+    (500, 375), (500, 375), (500, 375), (500, 333), (375, 500), (333, 500),
+    (500, 500), (640, 427), (640, 480), (400, 300), (480, 360), (500, 281),
+)  # fmt: skip
+
+
+def cache_dir() -> Path:
+    """The cache root: ``$HEADRACE_CACHE`` if set, else ``~/.cache/headrace``.
+
+    Examples
+    --------
+    >>> import os
+    >>> from headrace.sample_data import cache_dir
+    >>> os.environ["HEADRACE_CACHE"] = "/tmp/hr-cache"
+    >>> str(cache_dir())
+    '/tmp/hr-cache'
+    >>> del os.environ["HEADRACE_CACHE"]
+    """
+    env = os.environ.get("HEADRACE_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "headrace"
+
+
+def image_folder(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    num_images: int = 512,
+    num_classes: int = 8,
+    seed: int = 0,
+    progress: bool = True,
+) -> Path:
+    """An ImageNet-like JPEG folder, generated into ``root`` on first use and reused afterwards.
+
+    Parameters
+    ----------
+    root : path, optional
+        Cache directory that holds the data set (default: :func:`cache_dir`). The images go
+        into a sub-folder named after the arguments, so different sizes can live side by side.
+    num_images : int
+        Number of JPEG files (spread evenly over the classes).
+    num_classes : int
+        Number of class sub-folders, ``class_00``, ``class_01``, ...
+    seed : int
+        Seed of the content; the same arguments always give the same files.
+    progress : bool
+        Show a progress bar while generating.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder with one sub-folder per class (the layout ``readers.File(file_root=...)``
+        reads; labels are the sorted sub-folder indices).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from headrace import sample_data
+    >>> d = tempfile.mkdtemp()
+    >>> a = sample_data.image_folder(d, num_images=2, num_classes=1, progress=False)
+    >>> b = sample_data.image_folder(d, num_images=2, num_classes=1, progress=False)
+    >>> a == b and (a / "class_00" / "img_00001.jpg").stat().st_size > 10_000
+    True
+    """
+    _check_positive("num_images", num_images)
+    _check_positive("num_classes", num_classes)
+    if num_classes > num_images:
+        raise InvalidArgumentError(
+            f"num_classes ({num_classes}) must not exceed num_images ({num_images})."
+        )
+    base = Path(root).expanduser() if root is not None else cache_dir()
+    params = {
+        "version": FORMAT_VERSION,
+        "num_images": int(num_images),
+        "num_classes": int(num_classes),
+        "seed": int(seed),
+        "opencv": cv2.__version__,
+    }
+    dest = base / f"images-v{FORMAT_VERSION}-n{num_images}-c{num_classes}-s{seed}"
+    if _is_complete(dest, params):
+        return dest
+    if dest.exists():  # left over from an older or killed generation
+        shutil.rmtree(dest, ignore_errors=True)
+    base.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(base, dest.name)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{dest.name}.partial-{os.getpid()}-", dir=base))
+    try:
+        _generate(tmp, params, progress)
+        (tmp / MARKER).write_text(json.dumps(params))
+        try:
+            tmp.rename(dest)
+        except OSError:  # another process finished first
+            if not _is_complete(dest, params):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def _check_positive(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgumentError(f"{name} must be a positive integer (got {value!r}).")
+
+
+def _remove_stale_partials(base: Path, name: str) -> None:
+    """Delete temporary folders left by generations whose process is gone (killed runs)."""
+    for p in base.glob(f"{name}.partial-*"):
+        try:
+            pid = int(p.name.split(".partial-", 1)[1].split("-", 1)[0])
+            os.kill(pid, 0)  # raises if no such process
+        except ProcessLookupError:
+            shutil.rmtree(p, ignore_errors=True)
+        except (ValueError, IndexError, PermissionError):
+            continue
+
+
+def _is_complete(dest: Path, params: dict[str, object]) -> bool:
+    try:
+        return json.loads((dest / MARKER).read_text()) == params
+    except (OSError, ValueError):
+        return False
+
+
+def _generate(folder: Path, params: dict[str, object], progress: bool) -> None:
+    from tqdm.auto import tqdm
+
+    n, k, seed = int(params["num_images"]), int(params["num_classes"]), int(params["seed"])  # type: ignore[call-overload]
+    for c in range(k):
+        (folder / f"class_{c:02d}").mkdir()
+
+    def write(i: int) -> None:
+        label = i % k
+        jpg = encode_jpeg(synthetic_image(i, label, k, seed))
+        (folder / f"class_{label:02d}" / f"img_{i:05d}.jpg").write_bytes(jpg)
+
+    threads = max(1, min(len(os.sched_getaffinity(0)), 16))
+    desc = "headrace: generating sample images"
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="headrace-sample-data")
+    try:
+        with tqdm(total=n, desc=desc, unit="img", disable=not progress) as bar:
+            for _ in pool.map(write, range(n)):
+                bar.update(1)
+    except BaseException:  # Ctrl-C or an error: drop the queued images, stop promptly
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def encode_jpeg(rgb: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
+    """Encode an RGB uint8 image as a baseline JPEG (4:2:0 chroma subsampling).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from headrace.sample_data import encode_jpeg
+    >>> encode_jpeg(np.zeros((8, 8, 3), np.uint8))[:2]
+    b'\\xff\\xd8'
+    """
+    ok, buf = cv2.imencode(
+        ".jpg",
+        cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
+        [cv2.IMWRITE_JPEG_QUALITY, quality, cv2.IMWRITE_JPEG_SAMPLING_FACTOR,
+         cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420],
+    )  # fmt: skip
+    if not ok:  # pragma: no cover - OpenCV always encodes uint8 RGB
+        raise RuntimeError("cv2.imencode failed")
+    return buf.tobytes()
+
+
+def synthetic_image(index: int, label: int, num_classes: int, seed: int = 0) -> np.ndarray:
+    """One deterministic photo-like RGB image (uint8, HWC) for sample ``index`` of class ``label``.
+
+    The class sets the dominant hue and the kind of the main object, so that a small model can
+    learn something from the data; everything else varies per image.
+
+    Examples
+    --------
+    >>> from headrace.sample_data import synthetic_image
+    >>> img = synthetic_image(0, 0, 8)
+    >>> img.dtype, img.ndim, img.shape[2]
+    (dtype('uint8'), 3, 3)
+    >>> bool((img == synthetic_image(0, 0, 8)).all())
+    True
+    """
+    rng = np.random.default_rng([seed, index])
+    w, h = _SIZES[int(rng.integers(len(_SIZES)))]
+    hue = (label / num_classes + rng.normal(0, 0.03)) % 1.0
+    img = _background(rng, h, w, hue)
+    for _ in range(int(rng.integers(1, 3))):
+        _texture_patch(rng, img)
+    for _ in range(int(rng.integers(3, 8))):
+        _shape(rng, img, _random_color(rng, rng.random()), int(rng.integers(4)), rng.random() < 0.4)
+    _shape(rng, img, _random_color(rng, hue, sat=0.8), label % 4, blur=False, big=True)
+    # Mid-frequency detail (foliage, gravel) then per-pixel sensor noise.
+    detail = rng.standard_normal((h // 2, w // 2), dtype=np.float32)
+    detail = cv2.resize(detail, (w, h), interpolation=cv2.INTER_CUBIC)
+    cv2.scaleAdd(np.repeat(detail[..., None], 3, 2), float(rng.uniform(5.0, 12.0)), img, dst=img)
+    noise = rng.standard_normal((h, w, 3), dtype=np.float32)
+    cv2.scaleAdd(noise, float(rng.uniform(9.0, 15.0)), img, dst=img)
+    return np.clip(img, 0, 255, out=img).astype(np.uint8)
+
+
+def _random_color(rng: np.random.Generator, hue: float, sat: float | None = None) -> np.ndarray:
+    s = rng.uniform(0.3, 0.9) if sat is None else sat
+    v = rng.uniform(0.35, 0.95)
+    hsv = np.array([[[hue * 180.0, s * 255.0, v * 255.0]]], np.float32).astype(np.uint8)
+    return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)[0, 0].astype(np.float32)
+
+
+def _background(rng: np.random.Generator, h: int, w: int, hue: float) -> np.ndarray:
+    """A linear gradient between two colours plus a smooth low-frequency colour field.
+
+    Both are smooth, so they are built on an 8x smaller grid and interpolated up.
+    """
+    a, b = _random_color(rng, hue), _random_color(rng, (hue + rng.uniform(-0.15, 0.15)) % 1)
+    sh, sw = max(2, h // 8), max(2, w // 8)
+    theta = rng.uniform(0, 2 * np.pi)
+    ys, xs = np.ogrid[0:sh, 0:sw]
+    t = (np.cos(theta) * xs / sw + np.sin(theta) * ys / sh).astype(np.float32)
+    t = (t - t.min()) / max(float(t.max() - t.min()), 1e-6)
+    small = a + t[..., None] * (b - a)
+    gh, gw = int(rng.integers(3, 7)), int(rng.integers(3, 7))
+    field = rng.normal(0, 28, (gh, gw, 3)).astype(np.float32)
+    small += cv2.resize(field, (sw, sh), interpolation=cv2.INTER_CUBIC)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def _texture_patch(rng: np.random.Generator, img: np.ndarray) -> None:
+    """A rectangle of oriented sine texture (like fabric, grass or bark)."""
+    h, w = img.shape[:2]
+    ph, pw = int(h * rng.uniform(0.25, 0.6)), int(w * rng.uniform(0.25, 0.6))
+    y0, x0 = int(rng.integers(0, h - ph)), int(rng.integers(0, w - pw))
+    ys, xs = np.ogrid[0:ph, 0:pw]
+    f, theta = rng.uniform(0.15, 0.6), rng.uniform(0, np.pi)
+    wave = np.sin(f * (np.cos(theta) * xs + np.sin(theta) * ys) + rng.uniform(0, 6.3))
+    amp = rng.uniform(15, 40)
+    region = img[y0 : y0 + ph, x0 : x0 + pw]
+    region += (amp * wave).astype(np.float32)[..., None] * rng.uniform(0.5, 1.0, 3).astype(
+        np.float32
+    )
+
+
+def _shape(
+    rng: np.random.Generator,
+    img: np.ndarray,
+    color: np.ndarray,
+    kind: int,
+    blur: bool,
+    big: bool = False,
+) -> None:
+    """Draw a filled circle, rectangle, polygon or thick line, optionally defocused."""
+    h, w = img.shape[:2]
+    scale = rng.uniform(0.25, 0.45) if big else rng.uniform(0.05, 0.2)
+    r = max(2, int(scale * min(h, w)))
+    cx, cy = int(rng.integers(r // 2, w - r // 2)), int(rng.integers(r // 2, h - r // 2))
+    layer = np.zeros((h, w), np.uint8)
+    if kind == 0:
+        cv2.circle(layer, (cx, cy), r, 255, -1, cv2.LINE_AA)
+    elif kind == 1:
+        dx, dy = r, int(r * rng.uniform(0.5, 1.5))
+        cv2.rectangle(layer, (cx - dx, cy - dy), (cx + dx, cy + dy), 255, -1, cv2.LINE_AA)
+    elif kind == 2:
+        n = int(rng.integers(3, 7))
+        ang = np.sort(rng.uniform(0, 2 * np.pi, n))
+        rad = r * rng.uniform(0.6, 1.2, n)
+        pts = np.stack([cx + rad * np.cos(ang), cy + rad * np.sin(ang)], 1).astype(np.int32)
+        cv2.fillPoly(layer, [pts], 255, cv2.LINE_AA)
+    else:
+        end = (cx + int(rng.integers(-2 * r, 2 * r)), cy + int(rng.integers(-2 * r, 2 * r)))
+        cv2.line(layer, (cx, cy), end, 255, max(2, r // 4), cv2.LINE_AA)
+    pad = 0
+    if blur:
+        pad = int(rng.integers(2, 8))
+        layer = cv2.GaussianBlur(layer, (2 * pad + 1, 2 * pad + 1), 0)
+    x, y, bw, bh = cv2.boundingRect(layer)
+    if bw == 0 or bh == 0:
+        return
+    roi = (slice(y, y + bh), slice(x, x + bw))
+    alpha = layer[roi].astype(np.float32) * np.float32(rng.uniform(0.6, 1.0) / 255.0)
+    shade = cv2.resize(rng.normal(0, 20, (2, 2, 3)).astype(np.float32), (bw, bh))
+    region = img[roi]
+    region += alpha[..., None] * (color + shade - region)
+
+
+__all__ = ["FORMAT_VERSION", "cache_dir", "encode_jpeg", "image_folder", "synthetic_image"]

@@ -1,0 +1,191 @@
+"""The ``headrace`` command: bench, preview, info, error messages and Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import pytest
+
+from headrace import sample_data
+from headrace.cli import build_parser, main
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sample_data.image_folder(
+        tmp_path_factory.mktemp("cache"), num_images=12, num_classes=3, progress=False
+    )
+
+
+def _table_rate(out: str, name: str) -> float:
+    m = re.search(rf"^{re.escape(name)}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)", out, re.M)
+    assert m, out
+    rate, ms, cores, peak = (float(g) for g in m.groups())
+    assert rate > 0 and ms > 0 and cores >= 0 and peak > 50
+    return rate
+
+
+def test_parser_defaults() -> None:
+    a = build_parser().parse_args(["bench"])
+    assert (a.dir, a.pipeline, a.batch_size, a.threads, a.epochs, a.device, a.compare, a.limit) == (
+        None, "eval", 64, None, 3, "cpu", False, None,
+    )  # fmt: skip
+    p = build_parser().parse_args(["preview"])
+    assert (p.pipeline, p.out) == ("train", "preview.png")
+
+
+def test_bench_eval(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["bench", str(folder), "--limit", "8", "--batch-size", "4", "--epochs", "2",
+               "--threads", "2", "--no-progress"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "eval pipeline, 8 images in 3 classes" in out and "2 threads" in out
+    _table_rate(out, "headrace")
+    assert "median of epochs 2-2" in out
+
+
+def test_bench_progress_bar_per_epoch(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", str(folder), "--limit", "4", "--batch-size", "2", "--epochs", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "headrace epoch 1/2" in err and "headrace epoch 2/2" in err and "2/2" in err
+
+
+def test_bench_train(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["bench", str(folder), "--pipeline", "train", "--limit", "6", "--batch-size", "3",
+               "--epochs", "1", "--no-progress"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0 and "train pipeline, 6 images" in out and "(1 epoch;" in out
+    _table_rate(out, "headrace")
+
+
+def test_bench_compare(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["bench", str(folder), "--limit", "8", "--batch-size", "4", "--epochs", "1",
+               "--threads", "2", "--compare", "--no-progress"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0
+    ours, theirs = _table_rate(out, "headrace"), _table_rate(out, "DataLoader+Pillow")
+    m = re.search(r"headrace is ([\d.]+)x the DataLoader", out)
+    assert m and float(m.group(1)) == pytest.approx(ours / theirs, rel=0.01)
+
+
+def test_bench_fake_gpu(folder: Path, capsys: pytest.CaptureFixture[str],
+                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from headrace._core.device import Device
+
+    if Device.gpu_count() < 1:
+        pytest.skip("no GPU and no fake GPU")
+    rc = main(["bench", str(folder), "--device", "gpu", "--limit", "4", "--batch-size", "2",
+               "--epochs", "1", "--no-progress"])  # fmt: skip
+    assert rc == 0 and "device gpu" in capsys.readouterr().out
+
+
+def test_bench_gpu_without_gpu(folder: Path, capsys: pytest.CaptureFixture[str],
+                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from headrace._core.device import Device
+
+    monkeypatch.setattr(Device, "gpu_count", staticmethod(lambda: 0))
+    assert main(["bench", str(folder), "--device", "gpu"]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "missing", "folder not found"),
+        (lambda p: p, "no class sub-folders"),
+        (lambda p: (p / "cat").mkdir(exist_ok=True) or p, "no images in the sub-folders"),
+        (lambda p: (p / "f.txt").write_text("x") and p / "f.txt", "not a folder"),
+    ],
+)
+def test_bad_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str], make, message) -> None:  # type: ignore[no-untyped-def]
+    for cmd in ("bench", "preview"):
+        assert main([cmd, str(make(tmp_path))]) == 2
+        err = capsys.readouterr().err
+        assert f"headrace {cmd}: error: {message}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "--batch-size", "0"],
+        ["bench", "--epochs", "x"],
+        ["bench", "--pipeline", "test"],
+        ["bench", "--device", "tpu"],
+        ["preview", "--num", "-1"],
+        ["frobnicate"],
+        [],
+    ],
+)
+def test_bad_options(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_preview(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "grid.png"
+    assert main(["preview", str(folder), "--out", str(out), "--num", "5"]) == 0
+    assert f"wrote {out}: 5 train-pipeline samples" in capsys.readouterr().out
+    grid = cv2.imread(str(out))
+    assert grid.shape == (2 + 2 * (224 + 22 + 2), 2 + 3 * (224 + 2), 3)  # 3 columns, 2 rows
+    assert grid[2:226, 2:226].std() > 10  # a real image, not the background
+    assert (grid[-30:, -200:] == 24).all()  # the sixth cell is empty
+
+
+def test_preview_eval_is_deterministic(folder: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    for path in (a, b):
+        assert main(["preview", str(folder), "--pipeline", "eval", "--num", "4",
+                     "--out", str(path)]) == 0  # fmt: skip
+    assert (cv2.imread(str(a)) == cv2.imread(str(b))).all()
+
+
+def test_preview_bad_out(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["preview", str(folder), "--out", str(tmp_path / "no" / "x.png")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["preview", str(folder), "--out", str(tmp_path / "x.unknown")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_info(capsys: pytest.CaptureFixture[str]) -> None:
+    import headrace as ndd
+
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"headrace {ndd.__version__}")
+    for word in ("libjpeg-turbo (simplejpeg)", "OpenCV", "Pillow", "soundfile", "torch", "CUDA",
+                 "nvImageCodec", f"threads: {ndd.get_num_threads()}"):  # fmt: skip
+        assert word in out
+
+
+def test_ctrl_c_stops_cleanly(folder: Path) -> None:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "headrace.cli", "bench", str(folder), "--epochs", "1000",
+         "--batch-size", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    proc.stdout.readline()  # the first line is printed once the data are found
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()[-2000:]
+    assert b"interrupted" in err and b"Traceback" not in err
+
+
+@pytest.mark.skipif(shutil.which("headrace") is None, reason="console script not installed")
+def test_console_script() -> None:
+    proc = subprocess.run(["headrace", "info"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("headrace ")

@@ -1,0 +1,74 @@
+"""Every example runs on a small generated data set and prints what it promises."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("headrace-cache")
+
+
+def run(cache: Path, script: str, *args: str) -> str:
+    env = dict(os.environ, HEADRACE_CACHE=str(cache), PYTHONWARNINGS="ignore")
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def line_of(script: str, text: str) -> int:
+    lines = (EXAMPLES / script).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_classification(cache: Path) -> None:
+    out = run(cache, "classification.py", "--limit", "16", "--epochs", "2", "--batch-size", "8",
+              "--size", "64", "--threads", "2")  # fmt: skip
+    epochs = re.findall(
+        r"epoch (\d)/2: (\d+) batches, (\d+) images, first loss ([\d.]+), mean loss ([\d.]+), "
+        r"val accuracy ([\d.]+)",
+        out,
+    )
+    assert [e[:3] for e in epochs] == [("1", "2", "16"), ("2", "2", "16")], out
+    assert abs(float(epochs[0][3]) - math.log(8)) < 0.8  # untrained: about ln(classes)
+    assert all(0.0 <= float(e[5]) <= 1.0 for e in epochs)
+
+
+def test_debugging_points_at_the_failing_line(cache: Path) -> None:
+    out = run(cache, "debugging.py", "--limit", "16")
+    crop = line_of("debugging.py", "images = ndd.crop(")
+    consume = line_of("debugging.py", "images.torch()")
+    assert f"eager:    ShapeError raised at line {consume} (.torch()); headrace names the call " \
+           f"at debugging.py:{crop}" in out  # fmt: skip
+    assert f"sync_cpu: ShapeError raised at line {crop}: crop:" in out
+    assert "fixed:    batch of shape (8, 96, 96, 3)" in out
+
+
+def test_migrated_pipeline_is_deterministic(cache: Path) -> None:
+    args = ("--limit", "16", "--batch-size", "8", "--epochs", "2")
+    first, second = (
+        run(cache, "migrated_pipeline.py", *args),
+        run(cache, "migrated_pipeline.py", *args),
+    )
+    pattern = (
+        r"epoch (\d): (\d+) images, last batch \(8, 3, 224, 224\) torch.float32, checksum (\S+),"
+    )
+    a, b = re.findall(pattern, first), re.findall(pattern, second)
+    assert [x[:2] for x in a] == [("1", "16"), ("2", "16")], first
+    assert a == b  # seeds make every run identical
+    assert a[0][2] != a[1][2]  # ... while each epoch draws new angles, flips and order
