@@ -299,8 +299,12 @@ def crop_mirror_normalize(
     channel_axis: int | None,
     fill_values: np.ndarray,
     dtype: np.dtype,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Fused crop + mirror + ``x * mul + add`` per channel + transpose + cast.
+
+    ``out`` (optional) is a preallocated output of the right shape and type, e.g. one sample
+    of a dense batch, so the batch needs no stacking copy later.
 
     For uint8 HWC input this is one pass per channel through a lookup table written straight
     into the preallocated output (no float temporaries).
@@ -315,7 +319,11 @@ def crop_mirror_normalize(
     """
     src_box, dst_box, inside = _overlap(anchor, shape, x.shape)
     if not inside:
-        return _cmn_padded(x, layout, locals())
+        res = _cmn_padded(x, layout, locals())
+        if out is not None:
+            out[...] = res
+            return out
+        return res
     src = x[src_box]
     out_dtype = np.dtype(dtype)
     channels = src.shape[channel_axis] if channel_axis is not None else 1
@@ -323,7 +331,8 @@ def crop_mirror_normalize(
     if pad_output:
         full[channel_axis] += 1
     out_shape = tuple(full[p] for p in perm)
-    out = np.empty(out_shape, out_dtype)
+    if out is None or out.shape != out_shape or out.dtype != out_dtype:
+        out = np.empty(out_shape, out_dtype)
     chw = layout == "HWC" and tuple(perm) == (2, 0, 1)
     hwc = layout == "HWC" and tuple(perm) == (0, 1, 2)
     if src.dtype == np.uint8 and (chw or hwc):

@@ -147,8 +147,12 @@ def run_plans(
     kern: Callable[..., Any],
     layout: str | None,
     out_layout: str | None,
+    dense: bool = False,
 ) -> tuple[Batch]:
-    """Apply ``kern(sample, layout, **plan.kwargs)`` to every sample; wrap the results."""
+    """Apply ``kern(sample, layout, **plan.kwargs)`` to every sample; wrap the results.
+
+    With ``dense=True`` (kernels that take ``out=``) equal-shaped outputs are written into one
+    dense batch array."""
     samples = x._samples
     assert samples is not None
     parallel = (
@@ -156,11 +160,26 @@ def run_plans(
         and len(samples) > 1
         and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
     )
-    outs = kc.map(lambda i: kern(samples[i], layout, **plans[i].kwargs), parallel)
+    slab = _dense_slab(kc, plans) if dense else None
+    if slab is not None:
+        outs = kc.map(lambda i: kern(samples[i], layout, out=slab[i], **plans[i].kwargs), parallel)
+    else:
+        outs = kc.map(lambda i: kern(samples[i], layout, **plans[i].kwargs), parallel)
     dt = _st.dtype_of(outs[0]) if outs else x._dtype
     if out_layout is not None and outs and len(out_layout) != outs[0].ndim:
         out_layout = None
-    return (Batch._wrap(outs, dt, out_layout, kc.device),)
+    return (Batch._wrap(outs, dt, out_layout, kc.device, dense=slab),)
+
+
+def _dense_slab(kc: KernelContext, plans: list[KernelPlan]) -> np.ndarray | None:
+    """One ``(N, *shape)`` CPU array for the outputs when every sample's plan agrees on them,
+    so ``Batch.torch()`` needs no stacking copy."""
+    if kc.device.device_type != "cpu" or not plans:
+        return None
+    shape, dtype = plans[0].shape, plans[0].dtype
+    if dtype is None or any(p.shape != shape or p.dtype != dtype for p in plans):
+        return None
+    return np.empty((len(plans), *shape), dtype)
 
 
 def _hw_axes(op: str, shape: tuple[int, ...], layout: str | None) -> tuple[int, int]:
@@ -336,7 +355,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
         out_lay = vals["output_layout"] or lay
         if plans and lay:
             out_lay = "".join(lay[p] for p in plans[0].kwargs["perm"])
-        return run_plans(kc, x, plans, geo.crop_mirror_normalize, lay, out_lay)
+        return run_plans(kc, x, plans, geo.crop_mirror_normalize, lay, out_lay, dense=True)
 
     @G.SLICE.kernel(device)
     def _slice(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:

@@ -77,7 +77,8 @@ def _pillow_ok(x: np.ndarray, layout: str, filters, lo, hi, out_size) -> bool:
     base = _PIL_FILTERS[kind][1]
     for d, f in enumerate(filters):
         a, b = min(lo[d], hi[d]), max(lo[d], hi[d])
-        if a < 0 or b > x.shape[layout.index("HW"[d])]:
+        # the edge padding of _pillow_resize (>= 2 px) covers a sub-pixel ROI overshoot
+        if a < -1 or b > x.shape[layout.index("HW"[d])] + 1:
             return False
         ratio = (b - a) / out_size[d]
         if abs(f.support - base * max(ratio, 1.0)) > 1e-4 * f.support:
