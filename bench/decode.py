@@ -44,7 +44,8 @@ def dynamic(module: str, blobs: list[bytes], threads: int, batch: int) -> Callab
     batches = [ndd.batch(arrays[i : i + batch]) for i in range(0, len(arrays), batch)]
 
     def run() -> None:
-        ndd.set_num_threads(threads)
+        if ndd.get_num_threads() != threads:  # re-setting rebuilds the worker pool
+            ndd.set_num_threads(threads)
         with ndd.EvalMode.sync_cpu:
             for b in batches:
                 ndd.decoders.image(b).evaluate()

@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 from headrace import capture, checkpoint, decoders, io, random, readers, types
+from headrace._core import memory as _memory
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
 from headrace._core.dtype import (
@@ -100,6 +101,8 @@ from headrace.ops.misc import (
 from headrace.ops.warp import rotate, warp_affine
 
 __version__ = "0.1.0"
+
+_memory.tune_malloc()
 
 __all__ = [
     "Stream",
