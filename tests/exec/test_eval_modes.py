@@ -165,3 +165,11 @@ def test_streams():
     finally:
         ndd.set_default_stream(None)
     assert ndd.EvalContext(cuda_stream=3).cuda_stream == ndd.Stream(3)
+
+
+def test_mixed_device_is_rejected_with_a_hint():
+    x = ndd.tensor(np.zeros((4, 4, 3), np.uint8), layout="HWC")
+    with pytest.raises(ValueError, match=r'Invalid device type: mixed.*device="gpu"'):
+        ndd.flip(x, device="mixed")
+    with pytest.raises(ValueError, match="Invalid device"):
+        ndd.flip(x, device="tpu")

@@ -308,7 +308,7 @@ def image(
     on_error : {"raise", "skip"}, optional
         Keyword-only extra: ``"skip"`` drops undecodable samples instead of raising.
     device : {"cpu", "gpu"}, optional
-        ``"gpu"`` (or ``"mixed"``) returns images on the GPU.
+        ``"gpu"`` returns images on the GPU (``"mixed"`` is rejected with a hint).
 
     Returns
     -------
@@ -561,7 +561,7 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Any:
     if device not in ("cpu", "mixed", "gpu"):
         raise ValueError(f"imread: device must be 'cpu' or 'mixed'/'gpu' (got {device!r}).")
     data = file_read(_encode_paths(filepaths))
-    return image(data, device=device, **kwargs)
+    return image(data, device="gpu" if device == "mixed" else device, **kwargs)
 
 
 __all__ = [

@@ -224,7 +224,11 @@ class OpSchema:
         # 3. device
         if device is not None:
             if device == "mixed":
-                device = "gpu"
+                raise UnsupportedDeviceError(
+                    f'{name}: Invalid device type: mixed. "mixed" is a pipeline-mode concept; in '
+                    'dynamic mode pass device="gpu" (decoders then decode on the CPU/GPU and '
+                    "return GPU data)."
+                )
             dev = _to_device(device)
             if dev.device_type not in self.devices:  # type: ignore[union-attr]
                 supported = ", ".join(repr(d) for d in self.devices)
