@@ -254,12 +254,10 @@ def call_generator(words: np.ndarray) -> np.random.Generator:
         bg = np.random.Philox(key=0)
         g = _gen_local.gen = (bg, np.random.Generator(bg), bg.state)
     bg, gen, st = g
-    w = words.astype(np.uint64)
+    w0, w1, w2, w3, w4, w5, w6 = words.tolist()
     inner = st["state"]
-    inner["key"] = np.array(
-        [w[0] | (w[1] << np.uint64(32)), w[2] | (w[3] << np.uint64(32))], dtype=np.uint64
-    )
-    inner["counter"] = np.array([w[4] | (w[5] << np.uint64(32)), w[6], 0, 0], dtype=np.uint64)
+    inner["key"] = np.array([w0 | (w1 << 32), w2 | (w3 << 32)], dtype=np.uint64)
+    inner["counter"] = np.array([w4 | (w5 << 32), w6, 0, 0], dtype=np.uint64)
     st["buffer_pos"] = 4
     st["has_uint32"] = 0
     bg.state = st

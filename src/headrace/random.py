@@ -128,7 +128,10 @@ def _draw_uniform(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: 
     if a["values"] is not None:
         vals = np.atleast_1d(a["values"])
         return vals[gen.integers(0, len(vals), size=shape)]
-    lo, hi = (float(x) for x in np.atleast_1d(a["range"])[:2])
+    r = a["range"]
+    if r.ndim != 1 or r.shape[0] != 2:
+        raise InvalidArgumentError(f"random.uniform: range must be [lo, hi] (got {r.tolist()}).")
+    lo, hi = float(r[0]), float(r[1])
     if hi < lo:
         raise InvalidArgumentError(f"random.uniform: range [{lo}, {hi}] is reversed.")
     return gen.uniform(lo, hi, size=shape)
