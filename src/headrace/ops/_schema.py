@@ -39,6 +39,7 @@ from headrace._exec import callsite as _callsite
 from headrace._exec.context import EvalContext
 from headrace._exec.eval_mode import EvalMode
 from headrace._exec.invocation import Invocation, in_worker
+from headrace._rng import resolve_rng
 from headrace.capture._invariant import _InvariantProxy
 from headrace.capture._invariant import unwrap as _unwrap_invariant
 from headrace.capture._state import NOT_CAPTURED
@@ -244,8 +245,6 @@ class OpSchema:
         kern = self._kernel_for(dev)  # type: ignore[arg-type]
         rng_words = None
         if self.random:
-            from headrace._rng import resolve_rng
-
             rng_words = resolve_rng(rng).draw(7)
         ctx = EvalContext.current()
 
