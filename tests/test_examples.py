@@ -72,3 +72,24 @@ def test_migrated_pipeline_is_deterministic(cache: Path) -> None:
     assert [x[:2] for x in a] == [("1", "16"), ("2", "16")], first
     assert a == b  # seeds make every run identical
     assert a[0][2] != a[1][2]  # ... while each epoch draws new angles, flips and order
+
+
+def test_capture_loop_matches_eager(cache: Path) -> None:
+    out = run(cache, "capture_loop.py", "--limit", "48", "--batch-size", "8", "--step-ms", "5")
+    assert "captured batches identical to eager: True" in out
+    assert re.search(r"eager:    6 batches", out) and re.search(r"captured: 6 batches", out)
+
+
+def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
+    import cv2
+    import numpy as np
+
+    import headrace as ndd
+
+    (tmp_path / "a").mkdir()
+    for i in range(4):
+        cv2.imwrite(str(tmp_path / "a" / f"{i}.jpg"), np.full((8, 8, 3), i, np.uint8))
+    r = ndd.readers.File(file_root=str(tmp_path))
+    shapes = [ndd.decoders.image(j).shape for j, _ in r.next_epoch(batch_size=2, compile=True)]
+    assert shapes == [[(8, 8, 3)] * 2] * 2
+    assert r._capture is not None

@@ -13,7 +13,7 @@ Examples
 
 from __future__ import annotations
 
-from headrace import capture, checkpoint, decoders, io, random, readers, types
+from headrace import capture, checkpoint, compile, decoders, io, random, readers, types
 from headrace._core import memory as _memory
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
@@ -128,6 +128,7 @@ __all__ = [
     "warp_affine",
     "noise",
     "capture",
+    "compile",
     "crop",
     "crop_mirror_normalize",
     "erase",

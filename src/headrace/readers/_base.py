@@ -365,6 +365,7 @@ class Reader:
         capture: bool = False,
         *,
         last_batch: str | None = None,
+        compile: bool = False,  # noqa: A002 - the older spelling of ``capture``
     ) -> Generator[tuple[Any, ...], None, None]:
         """Iterate over one epoch of this reader's current shard.
 
@@ -376,7 +377,9 @@ class Reader:
         ctx : EvalContext, optional
             Accepted for compatibility; reading does not depend on it.
         capture : bool
-            Capture mode (not available yet).
+            Capture mode: trace the first step, then run the recorded operator calls ahead of
+            the loop body in a background pipeline (needs ``batch_size``; see
+            ``headrace.capture``). ``compile=True`` is the older spelling.
         last_batch : {"partial", "drop", "pad", "fill"}, optional
             Overrides the reader's last-batch mode for this epoch.
 
@@ -387,6 +390,7 @@ class Reader:
         >>> [int(lab.item()) for _, lab in r.next_epoch()]
         [7]
         """
+        capture = capture or compile
         if capture:
             if self._checkpointing:
                 raise NotImplementedError(

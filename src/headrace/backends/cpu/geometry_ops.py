@@ -148,15 +148,19 @@ def run_plans(
     layout: str | None,
     out_layout: str | None,
     dense: bool = False,
+    light: bool = False,
 ) -> tuple[Batch]:
     """Apply ``kern(sample, layout, **plan.kwargs)`` to every sample; wrap the results.
 
     With ``dense=True`` (kernels that take ``out=``) equal-shaped outputs are written into one
-    dense batch array."""
+    dense batch array. ``light`` kernels (memory-bound copies and lookup tables, ~0.1 ms per
+    image) run on the calling thread: measured here, spreading them over 2 threads made them
+    2-3x *slower* (GIL hand-offs between many short native calls)."""
     samples = x._samples
     assert samples is not None
     parallel = (
-        kc.device.device_type == "cpu"
+        not light
+        and kc.device.device_type == "cpu"
         and len(samples) > 1
         and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
     )
@@ -325,19 +329,22 @@ def _plan_tensor_resize(
 def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
     """Register the geometry batch kernels for ``device`` with per-sample kernel modules."""
 
-    def simple(schema: Any, plan_fn: PlanFn, kern: Callable[..., Any], image: bool) -> None:
+    def simple(
+        schema: Any, plan_fn: PlanFn, kern: Callable[..., Any], image: bool, light: bool = False
+    ) -> None:
         def k(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
             x = ins[0]
             lay = image_layout(x) if image else x._layout
-            return run_plans(kc, x, plans_for(kc, x, vals, plan_fn, lay), kern, lay, lay)
+            plans = plans_for(kc, x, vals, plan_fn, lay)
+            return run_plans(kc, x, plans, kern, lay, lay, light=light)
 
         schema.kernel(device)(k)
 
     simple(G.RESIZE, _plan_resize, rsz.resize, image=True)
-    simple(G.CROP, _plan_crop, geo.crop, image=True)
-    simple(G.FLIP, _plan_flip, geo.flip, image=True)
-    simple(G.PASTE, _plan_paste, geo.paste, image=True)
-    simple(G.ERASE, _plan_erase, geo.erase, image=True)
+    simple(G.CROP, _plan_crop, geo.crop, image=True, light=True)
+    simple(G.FLIP, _plan_flip, geo.flip, image=True, light=True)
+    simple(G.PASTE, _plan_paste, geo.paste, image=True, light=True)
+    simple(G.ERASE, _plan_erase, geo.erase, image=True, light=True)
     simple(G.RESIZE_CROP_MIRROR, _plan_rcm, rsz.resize, image=True)
 
     resize = rsz.resize
@@ -355,7 +362,9 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
         out_lay = vals["output_layout"] or lay
         if plans and lay:
             out_lay = "".join(lay[p] for p in plans[0].kwargs["perm"])
-        return run_plans(kc, x, plans, geo.crop_mirror_normalize, lay, out_lay, dense=True)
+        return run_plans(
+            kc, x, plans, geo.crop_mirror_normalize, lay, out_lay, dense=True, light=True
+        )
 
     @G.SLICE.kernel(device)
     def _slice(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
@@ -370,7 +379,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
                 }
 
         plans = plans_for(kc, x, vals, _plan_slice, x._layout, extra)
-        return run_plans(kc, x, plans, geo.slice, x._layout, x._layout)
+        return run_plans(kc, x, plans, geo.slice, x._layout, x._layout, light=True)
 
     @G.PAD.kernel(device)
     def _pad(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
@@ -378,7 +387,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
         shapes = [tuple(s.shape) for s in x._samples]
         bmax = tuple(max(col) for col in zip(*shapes)) if shapes else ()
         plans = plans_for(kc, x, {**vals, "_batch_max": bmax}, _plan_pad, x._layout)
-        return run_plans(kc, x, plans, geo.pad, x._layout, x._layout)
+        return run_plans(kc, x, plans, geo.pad, x._layout, x._layout, light=True)
 
     @G.RANDOM_RESIZED_CROP.kernel(device)
     def _rrc(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
