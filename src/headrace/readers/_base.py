@@ -365,7 +365,7 @@ class Reader:
         capture: bool = False,
         *,
         last_batch: str | None = None,
-        compile: bool = False,  # noqa: A002 - the older spelling of ``capture``
+        compile: bool = False,  # the older spelling of ``capture``
     ) -> Generator[tuple[Any, ...], None, None]:
         """Iterate over one epoch of this reader's current shard.
 
