@@ -55,6 +55,16 @@ class PerSample(list):  # type: ignore[type-arg]
     __slots__ = ()
 
 
+class ArgDict(dict):  # type: ignore[type-arg]
+    """The argument values of one call; ``per_sample`` tells whether any is a ``PerSample``."""
+
+    __slots__ = ("per_sample",)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.per_sample = False
+
+
 @dataclass(frozen=True)
 class Arg:
     """One operator argument.
@@ -185,7 +195,7 @@ class OpSchema:
             in_gpu |= x._device.device_type == "gpu"
             ins.append(x)
         # 2. arguments
-        vals: dict[str, Any] = dict(self.defaults)
+        vals = ArgDict(self.defaults)
         lazy_args: list[tuple[str, Any]] = []
         for k, v in kwargs.items():
             if v is None:
@@ -255,7 +265,9 @@ class OpSchema:
                 kc.sources = batches[0]._sources
             if lazy_args:
                 for k, v in lazy_args:
-                    vals[k] = _resolve_arg(self, k, v, n)
+                    r = vals[k] = _resolve_arg(self, k, v, n)
+                    if type(r) is PerSample:
+                        vals.per_sample = True
                 if self.check is not None:
                     self.check(vals)
             return kern(kc, batches, vals)
@@ -542,6 +554,9 @@ def sample_args(vals: dict[str, Any], i: int) -> dict[str, Any]:
 
 def has_per_sample(vals: dict[str, Any]) -> bool:
     """True when any argument varies per sample."""
+    flag = getattr(vals, "per_sample", None)
+    if flag is not None:
+        return flag  # type: ignore[no-any-return]
     return any(type(v) is PerSample for v in vals.values())
 
 
