@@ -26,7 +26,7 @@ from headrace._core.device import Device
 from headrace._core.device import device as _to_device
 from headrace._core.dtype import DType
 from headrace._core.tensor import Tensor
-from headrace._exec.callsite import _is_internal
+from headrace._exec.callsite import _internal_cache, _is_internal
 from headrace._exec.context import EvalContext
 from headrace._exec.eval_mode import EvalMode
 from headrace.capture import _state
@@ -178,19 +178,32 @@ class CaptureLoop:
 
     def site_key(self) -> Any:
         """The chain of (code, instruction) positions of the calling user code."""
-        f: types.FrameType | None = sys._getframe(2)
-        while f is not None and _is_internal(f.f_code):
-            f = f.f_back
-        chain = []
-        body = self.body_code
-        while f is not None and len(chain) < 8:
-            chain.append((f.f_code, f.f_lasti))
-            if f.f_code is body:
+        f: types.FrameType | None = sys._getframe(3)  # site_key <- on_call <- call <- op
+        internal = _internal_cache
+        while f is not None:
+            code = f.f_code
+            flag = internal.get(code)
+            if flag is None:
+                flag = _is_internal(code)
+            if not flag:
                 break
             f = f.f_back
-        key = tuple(chain)
-        n = self.counts.get(key, 0)
-        self.counts[key] = n + 1
+        if f is None:
+            key: Any = ()
+        elif f.f_code is self.body_code:  # the common case: a call written in the loop body
+            key = (f.f_code, f.f_lasti)
+        else:
+            chain = []
+            body = self.body_code
+            while f is not None and len(chain) < 8:
+                chain.append((f.f_code, f.f_lasti))
+                if f.f_code is body:
+                    break
+                f = f.f_back
+            key = tuple(chain)
+        counts = self.counts
+        n = counts.get(key, 0)
+        counts[key] = n + 1
         return (key, n)
 
     # --- operator calls in the body -----------------------------------------------------
