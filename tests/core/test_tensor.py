@@ -152,3 +152,19 @@ def test_indexing_agrees_with_numpy(index, device):
     if all(isinstance(c, slice) or c is Ellipsis for c in index):
         sb = b.slice[index]
         assert np.array_equal(np.asarray(sb.tensors[1]), a[:2][index])
+
+
+def test_torch_missing_gives_a_clear_runtime_error(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    t = ndd.tensor([1, 2])
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    with pytest.raises(RuntimeError, match="pip install torch"):
+        t.torch()

@@ -14,7 +14,7 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace._core.device import Device, fake_gpu
-from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
 
 Array = Any  # np.ndarray | torch.Tensor
 
@@ -23,9 +23,22 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 def is_torch(x: Any) -> bool:
     """True for a torch tensor, without importing torch."""
-    return type(x).__module__ == "torch" or (
-        "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor)
-    )
+    if type(x).__module__ == "torch":
+        return True
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def require_torch() -> Any:
+    """The torch module, or a clear error when it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        raise BackendUnavailableError(
+            "This needs PyTorch, which is not installed. Install it with `pip install torch` "
+            "(or `pip install headrace[torch]`)."
+        ) from None
+    return torch
 
 
 def python_to_numpy(data: Any, dtype: _dt.DType | None) -> np.ndarray:
@@ -116,7 +129,7 @@ def to_numpy_view(t: Any) -> np.ndarray:
 
 def numpy_to_torch(arr: np.ndarray, dtype: _dt.DType | None = None) -> Any:
     """A torch view of a numpy array (read-only arrays are shared with the warning silenced)."""
-    import torch
+    torch = require_torch()
 
     if arr.flags.writeable:
         t = torch.from_numpy(arr)
