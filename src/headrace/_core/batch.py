@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from headrace._exec.invocation import Invocation
 
 
-class RaggedBatchError(InvalidArgumentError, RuntimeError):
+class RaggedBatchError(InvalidArgumentError):
     """A batch with samples of different shapes was asked for as one dense tensor."""
 
 

@@ -2,6 +2,9 @@
 
 Every exception headrace raises on purpose derives from :class:`HeadraceError` *and* from the
 matching builtin, so ``except ValueError`` keeps working for users who do not know our types.
+Bad argument values, shapes and undecodable data are also ``RuntimeError``s, because the
+reference reports the same problems from its C++ operators as ``RuntimeError``: code written
+against either exception type keeps working.
 Messages follow ``"<op>: <what was wrong> (got <value>). <how to fix>."``.
 """
 
@@ -12,7 +15,7 @@ class HeadraceError(Exception):
     """Base of every error headrace raises on purpose."""
 
 
-class InvalidArgumentError(HeadraceError, ValueError):
+class InvalidArgumentError(HeadraceError, ValueError, RuntimeError):
     """A bad argument value or a contradictory combination of arguments."""
 
 
@@ -20,7 +23,7 @@ class InvalidTypeError(HeadraceError, TypeError):
     """An argument of the wrong Python or tensor type."""
 
 
-class ShapeError(HeadraceError, ValueError):
+class ShapeError(HeadraceError, ValueError, RuntimeError):
     """A sample's shape or layout does not fit what the operator needs."""
 
 
@@ -36,7 +39,7 @@ class BackendUnavailableError(HeadraceError, RuntimeError):
     """A backend (torch, CUDA, a codec) needed for the call is not installed."""
 
 
-class DecodeError(HeadraceError, ValueError):
+class DecodeError(HeadraceError, ValueError, RuntimeError):
     """A sample could not be decoded.
 
     Attributes

@@ -20,7 +20,7 @@ from headrace.ops import misc as M
 from headrace.ops._schema import KernelContext, has_per_sample, sample_args
 
 
-class ReshapeError(ShapeError, RuntimeError):
+class ReshapeError(ShapeError):
     """A reshape to an incompatible number of elements."""
 
 
