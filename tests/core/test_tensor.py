@@ -168,3 +168,12 @@ def test_torch_missing_gives_a_clear_runtime_error(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_torch)
     with pytest.raises(RuntimeError, match="pip install torch"):
         t.torch()
+
+
+def test_comparing_sample_tuples_works_like_the_reference():
+    # The reference's Tensor has no __bool__: `==` gives a tensor, and tuple comparison then
+    # only checks that one exists (a reader test compares sample tuples this way).
+    a = (ndd.tensor([1, 2]), ndd.tensor([3]))
+    assert a == a
+    eq = a[0] == ndd.tensor([1, 5])
+    assert isinstance(eq, ndd.Tensor) and np.asarray(eq).tolist() == [True, False]

@@ -275,11 +275,6 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         for i in range(arr.shape[0]):
             yield self[i]
 
-    def __bool__(self) -> bool:
-        if self.size != 1:
-            raise ValueError("The truth value of a tensor with more than one element is ambiguous.")
-        return bool(self.item())
-
     def __int__(self) -> int:
         return int(self.item())
 
