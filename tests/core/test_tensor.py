@@ -174,6 +174,6 @@ def test_comparing_sample_tuples_works_like_the_reference():
     # The reference's Tensor has no __bool__: `==` gives a tensor, and tuple comparison then
     # only checks that one exists (a reader test compares sample tuples this way).
     a = (ndd.tensor([1, 2]), ndd.tensor([3]))
-    assert a == a
+    assert a == (ndd.tensor([1, 2]), ndd.tensor([3]))  # element-wise == of distinct tensors
     eq = a[0] == ndd.tensor([1, 5])
     assert isinstance(eq, ndd.Tensor) and np.asarray(eq).tolist() == [True, False]
