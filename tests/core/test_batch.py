@@ -86,7 +86,7 @@ def test_torch_conversion_rules():
     t = ndd.as_tensor(r, pad=True)
     assert t.shape == (2, 3)
     with pytest.raises(ValueError, match="non-uniform"):
-        ndd.as_tensor(r)
+        ndd.as_tensor(r).evaluate()
 
 
 def test_broadcast():
@@ -107,3 +107,14 @@ def test_gpu_batch_roundtrip(device):
 def test_repr():
     r = repr(ndd.batch([[1, 2], [3, 4]]))
     assert r.startswith("Batch(") and "num_samples=2" in r and "shape=[(2,), (2,)]" in r
+
+
+def test_as_tensor_of_ragged_batch_fails_at_use_in_eager_mode():
+    r = ndd.batch([np.ones(2, np.float32), np.ones(3, np.float32)])
+    with ndd.EvalMode.eager:
+        t = ndd.as_tensor(r)  # nothing raised yet
+    with pytest.raises(ValueError, match="non-uniform"):
+        t.evaluate()
+    with ndd.EvalMode.sync_cpu, pytest.raises(ValueError, match="non-uniform"):
+        ndd.as_tensor(r)
+    assert ndd.as_tensor(r, pad=True).shape == (2, 3)

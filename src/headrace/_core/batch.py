@@ -503,10 +503,28 @@ def dense_storage(b: Batch, *, pad: bool, allow_copy: bool = True) -> tuple[Any,
 
 
 def batch_to_tensor(b: Batch, *, pad: bool = False, device: Any = None) -> Tensor:
-    """``ndd.as_tensor(batch)``: one tensor with a leading sample dimension."""
-    arr, _ = dense_storage(b, pad=pad)
-    lay = ("N" + b._layout) if b._layout else None
-    t = Tensor._wrap(arr, b.dtype, lay, b._device)
+    """``ndd.as_tensor(batch)``: one tensor with a leading sample dimension.
+
+    Like an operator, it is lazy in ``eager``/``deferred`` mode: an error (a ragged batch
+    without ``pad=True``) surfaces where the result is used, with the call's line in the
+    traceback.
+    """
+    from headrace._exec import callsite
+    from headrace._exec.eval_mode import EvalMode
+    from headrace._exec.invocation import Invocation
+
+    def run() -> tuple[Batch]:
+        arr, _ = dense_storage(b, pad=pad)
+        lay = ("N" + b._layout) if b._layout else None
+        return (Batch._wrap([arr], b.dtype, lay, b._device),)
+
+    mode = EvalMode.current()
+    if mode.value >= 2 or (b._samples is not None and b._dense is not None):
+        arr = run()[0]._samples[0]  # type: ignore[index]
+        t = Tensor._wrap(arr, b.dtype, ("N" + b._layout) if b._layout else None, b._device)
+    else:
+        inv = Invocation(run, "as_tensor", callsite.capture(2), deferred=mode is EvalMode.deferred)
+        t = Tensor(invocation_result=(inv, 0, 0, None, None, b._device))
     if device is not None:
         t = t.to_device(device)
     return t
