@@ -327,8 +327,13 @@ class KernelContext:
         s = self.sources
         return s[i] if s is not None and i < len(s) else None
 
-    def map(self, fn: Callable[[int], Any], parallel: bool = True) -> list[Any]:
-        """``[fn(i) for i in range(n)]`` on the worker pool; errors name the sample."""
+    def map(
+        self, fn: Callable[[int], Any], parallel: bool = True, chunked: bool = False
+    ) -> list[Any]:
+        """``[fn(i) for i in range(n)]`` on the worker pool; errors name the sample.
+
+        ``chunked=True`` gives each thread one contiguous run of samples (for light kernels).
+        """
 
         def one(i: int) -> Any:
             try:
@@ -338,7 +343,7 @@ class KernelContext:
 
         if not parallel or self.n <= 1:
             return [one(i) for i in range(self.n)]
-        return self.ctx.parallel_map(one, range(self.n))  # type: ignore[arg-type]
+        return self.ctx.parallel_map(one, range(self.n), chunked)  # type: ignore[arg-type]
 
 
 def annotate(e: BaseException, op: str, i: int, source: str | None) -> BaseException:

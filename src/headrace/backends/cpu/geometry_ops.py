@@ -154,21 +154,21 @@ def run_plans(
 
     With ``dense=True`` (kernels that take ``out=``) equal-shaped outputs are written into one
     dense batch array. ``light`` kernels (memory-bound copies and lookup tables, ~0.1 ms per
-    image) run on the calling thread: measured here, spreading them over 2 threads made them
-    2-3x *slower* (GIL hand-offs between many short native calls)."""
+    image) give each thread one contiguous run of samples instead of one sample at a time."""
     samples = x._samples
     assert samples is not None
     parallel = (
-        not light
-        and kc.device.device_type == "cpu"
+        kc.device.device_type == "cpu"
         and len(samples) > 1
         and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
     )
     slab = _dense_slab(kc, plans) if dense else None
     if slab is not None:
-        outs = kc.map(lambda i: kern(samples[i], layout, out=slab[i], **plans[i].kwargs), parallel)
+        outs = kc.map(
+            lambda i: kern(samples[i], layout, out=slab[i], **plans[i].kwargs), parallel, light
+        )
     else:
-        outs = kc.map(lambda i: kern(samples[i], layout, **plans[i].kwargs), parallel)
+        outs = kc.map(lambda i: kern(samples[i], layout, **plans[i].kwargs), parallel, light)
     dt = _st.dtype_of(outs[0]) if outs else x._dtype
     if out_layout is not None and outs and len(out_layout) != outs[0].ndim:
         out_layout = None
