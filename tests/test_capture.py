@@ -272,3 +272,11 @@ def test_break_with_captured_rng_disables_reader(image_dir):
         if i == 1:
             break
     assert sum(1 for _ in plain.next_epoch(batch_size=4, capture=True)) == 4
+
+
+def test_dropping_an_invariant_marker_raises():
+    src = ndd.ExternalSource(iter(_data(4)))
+    with pytest.raises(RuntimeError, match="invariant"):
+        for i, b in enumerate(src.captured(batch_size=4)):
+            dt = ndd.capture.invariant(ndd.uint8) if i == 0 else ndd.uint8
+            ndd.cast(b, dtype=dt)

@@ -77,6 +77,7 @@ class Node:
         "device",
         "explicit_bs",
         "inputs",
+        "invariant",
         "key",
         "nargs",
         "nid",
@@ -107,6 +108,7 @@ class Node:
         self.explicit_bs = explicit_bs
         self.rng = rng
         self.nargs = len(const) + len(refs)
+        self.invariant: frozenset[str] = frozenset()
 
 
 class Step:
@@ -266,11 +268,13 @@ class CaptureLoop:
             refs_in.append(r)
         const: dict[str, Any] = {}
         refs: dict[str, Any] = {}
+        marked = []
         for k, v in kwargs.items():
             if v is None:
                 continue
             if is_invariant(v):
                 const[k] = unwrap(v)
+                marked.append(k)
             elif isinstance(v, (Tensor, Batch)):
                 r = self._ref_of(v)
                 if r is None:
@@ -315,6 +319,7 @@ class CaptureLoop:
             batch_size,
             rng_obj,
         )
+        node.invariant = frozenset(marked)
         self.nodes.append(node)
         self.by_key[key] = node.nid
         if rng_obj is not None and all(r is not rng_obj for r in self.rngs):
@@ -346,6 +351,12 @@ class CaptureLoop:
             seen += 1
             c = const.get(k, _MISSING)
             if c is not _MISSING:
+                if k in node.invariant and not is_invariant(v):
+                    raise CaptureError(
+                        f"{node.schema.name}: argument {k!r} was marked with "
+                        "ndd.capture.invariant() when the loop was traced; dropping the marker "
+                        "on a later step is not allowed."
+                    )
                 if v is not c and not _same(unwrap(v), c):
                     return False
                 continue
