@@ -189,3 +189,20 @@ def test_ctrl_c_stops_cleanly(folder: Path) -> None:
 def test_console_script() -> None:
     proc = subprocess.run(["headrace", "info"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("headrace ")
+
+
+def test_bench_runs_without_pytorch(monkeypatch, capsys, tmp_path):
+    import cv2
+    import numpy as np
+
+    from headrace import _benchmark, cli
+
+    for c in range(2):
+        (tmp_path / f"c{c}").mkdir()
+        for i in range(3):
+            cv2.imwrite(str(tmp_path / f"c{c}" / f"{i}.jpg"), np.full((40, 50, 3), i, np.uint8))
+    monkeypatch.setattr(_benchmark, "torch_available", lambda: False)
+    assert cli.main(["bench", str(tmp_path), "--epochs", "1", "--batch-size", "4",
+                     "--no-progress"]) == 0  # fmt: skip
+    assert "numpy arrays" in capsys.readouterr().out
+    assert cli.main(["bench", str(tmp_path), "--compare", "--no-progress"]) == 2

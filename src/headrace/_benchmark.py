@@ -15,7 +15,7 @@ import random
 import resource
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -243,10 +243,12 @@ def headrace_loader(
     seed: int = 0,
     prefetch: int = 1,
 ) -> Any:
-    """A :class:`headrace.pytorch.Loader` running the named pipeline over ``images``."""
+    """A :class:`headrace.pytorch.Loader` running the named pipeline over ``images``.
+
+    Without PyTorch installed, the same pipeline yields numpy arrays instead.
+    """
     import headrace as ndd
     from headrace import pipelines
-    from headrace.pytorch import Loader
 
     train = pipeline == "train"
     reader = ndd.readers.File(
@@ -257,6 +259,10 @@ def headrace_loader(
     if train:
         kwargs["rng"] = ndd.random.RNG(seed)
     gpu = device == "gpu"
+    if not torch_available():
+        return NumpyLoader(reader, partial(fn, **kwargs), batch_size, len(images.paths))
+    from headrace.pytorch import Loader
+
     return Loader(
         reader,
         partial(fn, **kwargs),
@@ -264,6 +270,30 @@ def headrace_loader(
         device=None if gpu else "cpu",
         prefetch=prefetch,
     )
+
+
+def torch_available() -> bool:
+    """Whether PyTorch can be imported (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
+class NumpyLoader:
+    """The pipeline's batches as numpy arrays (``headrace bench`` without PyTorch)."""
+
+    def __init__(self, reader: Any, fn: Callable[..., Any], batch_size: int, size: int) -> None:
+        self.reader, self.fn, self.batch_size, self.size = reader, fn, batch_size, size
+
+    def __len__(self) -> int:
+        return -(-self.size // self.batch_size)
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        import headrace as ndd
+
+        for encoded, labels in self.reader.next_epoch(batch_size=self.batch_size):
+            images, labels = self.fn(encoded, labels)
+            yield np.asarray(ndd.as_tensor(images)), np.asarray(ndd.as_tensor(labels))
 
 
 # --- the PyTorch DataLoader + Pillow baseline -------------------------------------------------

@@ -111,6 +111,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"batch {args.batch_size}, {threads} threads, {args.epochs} epochs, device {args.device}"
     )
     rows = []
+    has_torch = bm.torch_available()
+    if args.compare and not has_torch:
+        print(f"{PROG} bench: error: --compare needs PyTorch (pip install torch)", file=sys.stderr)
+        return 2
     if args.compare:  # first, so that its forked workers do not inherit headrace's memory
         loader = bm.baseline_loader(
             images, args.pipeline, batch_size=args.batch_size, workers=threads, seed=args.seed
@@ -141,7 +145,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.compare:
         rows.append(base)
     timed = "median of epochs 2-" + str(args.epochs) if args.epochs > 1 else "1 epoch"
-    print(f"\n{bm.format_table(rows)}\n({timed}; output float32 NCHW torch tensors)")
+    out = "torch tensors" if has_torch else "numpy arrays (install torch for torch tensors)"
+    print(f"\n{bm.format_table(rows)}\n({timed}; output float32 NCHW {out})")
     if args.compare:
         ratio = rows[0][1].img_per_s / rows[1][1].img_per_s
         print(
