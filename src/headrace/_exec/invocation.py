@@ -83,11 +83,12 @@ class Invocation:
             raise _exceptions.displaced(self.error, self.site, self.deferred) from self.error
         return self.results  # type: ignore[return-value]
 
-    def run_sync(self) -> tuple[Any, ...]:
-        """Run at the call site: errors surface here with their original type."""
-        self.lock.acquire()
-        self.run_claimed()
-        if self.error is not None:
-            err = self.error
-            raise err.with_traceback(None) from err.__cause__
-        return self.results  # type: ignore[return-value]
+    @classmethod
+    def failed(cls, error: BaseException, name: str) -> Invocation:
+        """A finished invocation holding ``error``, raised by a call running in the user's
+        thread (called from inside that call, so the user's frames are still live)."""
+        inv = cls(None, name, _callsite.capture(1))  # type: ignore[arg-type]
+        _exceptions.attach_callsite(error, inv.site)
+        inv.error = error
+        inv.done = True
+        return inv

@@ -274,8 +274,7 @@ class OpSchema:
 
         mode = EvalMode.current()
         if mode.value >= 2 or external or in_worker():
-            inv = Invocation(run, name, None)
-            outs = inv.run_sync()
+            outs = run()  # errors surface here, at the user's call, with their own type
             if mode is EvalMode.sync_full:
                 _sync_device(dev)
             return _wrap_outputs(outs, batch_mode, self.num_outputs)
@@ -288,11 +287,12 @@ class OpSchema:
             # Tiny work: handing it to another thread costs more than doing it. Run it now,
             # in order (nothing is queued), and keep eager semantics for errors: they surface
             # where the result is consumed. The call site is captured only if it fails.
-            inv = Invocation(run, name, None)
-            inv.try_run()
-            if inv.error is None:
-                return _wrap_outputs(inv.results, batch_mode, self.num_outputs)  # type: ignore[arg-type]
-            return _lazy_outputs(inv, n, batch_mode, self._out_devices(dev), self.num_outputs)
+            try:
+                outs = run()
+            except Exception as e:  # re-raised where the result is consumed
+                inv = Invocation.failed(e, name)
+                return _lazy_outputs(inv, n, batch_mode, self._out_devices(dev), self.num_outputs)
+            return _wrap_outputs(outs, batch_mode, self.num_outputs)
         inv = Invocation(run, name, _callsite.capture(2), deferred=mode is EvalMode.deferred)
         n_out = None if vals.get("on_error") == "skip" else n  # skipping may shrink the batch
         res = _lazy_outputs(inv, n_out, batch_mode, self._out_devices(dev), self.num_outputs)
