@@ -74,8 +74,9 @@ def _schema(name: str, args: Sequence[Arg], **kw: Any) -> OpSchema:
 
 
 def _kw(loc: dict[str, Any], *positional: str) -> dict[str, Any]:
-    """The keyword arguments of a public function (its ``locals()`` minus the inputs)."""
-    return {k: v for k, v in loc.items() if k not in positional}
+    """The keyword arguments of a public function (its ``locals()`` minus the inputs); ``None``
+    means "operator default", so those are dropped here (device/batch_size too when None)."""
+    return {k: v for k, v in loc.items() if v is not None and k not in positional}
 
 
 # --- argument groups (names, converters and defaults as in the reference) -------------------------

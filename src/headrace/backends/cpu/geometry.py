@@ -234,7 +234,8 @@ def _cmn_lut(
     src: np.ndarray, out: np.ndarray, mul: np.ndarray, add: np.ndarray, chw: bool, mirror: bool
 ) -> None:
     """uint8 HWC source -> per-channel LUT into ``out`` (CHW or HWC), mirroring W if asked."""
-    use_cv = chw and out.dtype in _CV_LUT_TYPES and src.shape[-1] <= 4
+    # OpenCV's LUT wins on real images; below ~4k pixels its per-call cost dominates
+    use_cv = chw and out.dtype in _CV_LUT_TYPES and src.shape[-1] <= 4 and src.size >= 12288
     if use_cv:
         src = cv2.flip(src, 1) if mirror else src
     elif mirror:
