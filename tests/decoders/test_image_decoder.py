@@ -138,3 +138,12 @@ def test_matches_dali_decoder(jpegs):
     ref = dali.decoders.image(dali.batch(jpegs), device="cpu")
     for a, b in zip(ours, ref):
         assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_sample_mode_error_names_the_file(tmp_path, jpegs):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "broken.jpg").write_bytes(jpegs[0][:40].tobytes())
+    reader = ndd.readers.File(file_root=str(tmp_path))
+    for data, _ in reader.next_epoch():
+        with pytest.raises(ndd.DecodeError, match=r"broken\.jpg"):
+            ndd.decoders.image(data).evaluate()

@@ -226,14 +226,20 @@ class Batch(ArithmeticMixin, DeviceMixin):
                 raise IndexError(
                     f"Sample index {i} is out of range for a batch of {len(samples)} samples."
                 )
-            return Tensor._wrap(samples[i], self._dtype, self._layout, self._device, self._external)
+            t = Tensor._wrap(samples[i], self._dtype, self._layout, self._device, self._external)
+            if self._sources is not None:
+                t._source = self._sources[i]
+            return t
         idx = _sample_indices(index, len(samples))
-        return Batch._wrap([samples[i] for i in idx], self._dtype, self._layout, self._device)
+        b = Batch._wrap([samples[i] for i in idx], self._dtype, self._layout, self._device)
+        if self._sources is not None:
+            b._sources = [self._sources[i] for i in idx]
+        return b
 
     def __iter__(self) -> Iterator[Tensor]:
         samples = self._resolved()
-        for s in samples:
-            yield Tensor._wrap(s, self._dtype, self._layout, self._device, self._external)
+        for i in range(len(samples)):
+            yield self.select(i)  # type: ignore[misc]
 
     @property
     def slice(self) -> _SliceView:

@@ -36,7 +36,16 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     Use :func:`tensor` (copies) or :func:`as_tensor` (wraps) to create one.
     """
 
-    __slots__ = ("__weakref__", "_data", "_device", "_dtype", "_external", "_layout", "_src")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_device",
+        "_dtype",
+        "_external",
+        "_layout",
+        "_source",
+        "_src",
+    )
 
     def __init__(
         self,
@@ -51,6 +60,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     ) -> None:
         self._src: tuple[Invocation, int, int] | None = None
         self._external = False
+        self._source: str | None = None  # where the sample came from (a file), when known
         if batch is not None:
             t = batch.select(index_in_batch or 0)
             self._set_from(t._resolved_data(), t.dtype, t.layout, t.device)
@@ -121,6 +131,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         t._device = dev
         t._src = None
         t._external = external
+        t._source = None
         return t
 
     # --- lazy evaluation -------------------------------------------------------------------

@@ -445,7 +445,10 @@ def _as_input_batch(x: Tensor | Batch, n: int, dev: Device, schema: OpSchema) ->
     arr = x._resolved_data()
     if x._device != want:
         arr = _st.move(arr, want, x._dtype)
-    return Batch._wrap([arr] * n, x._dtype, x._layout, want)
+    b = Batch._wrap([arr] * n, x._dtype, x._layout, want)
+    if x._source is not None:
+        b._sources = [x._source] * n
+    return b
 
 
 def _resolve_arg(schema: OpSchema, k: str, v: Tensor | Batch, n: int) -> Any:

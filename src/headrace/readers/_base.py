@@ -476,10 +476,13 @@ class Reader:
         self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
     ) -> tuple[Any, ...]:
         if not batch:
-            return tuple(
+            tensors = tuple(
                 Tensor._wrap(samples[0][j], dt, layout, CPU)
                 for j, (dt, layout) in enumerate(self._outputs)
             )
+            for t in tensors:
+                t._source = sources[0]
+            return tensors
         out = []
         for j, (dt, layout) in enumerate(self._outputs):
             b = Batch._wrap([s[j] for s in samples], dt, layout, CPU)
