@@ -64,6 +64,9 @@ def _cv2_hw_ok(shape: Sequence[int], axes: tuple[int, ...], layout: str | None, 
     return windows[-2].size // 2 < shape[h] and windows[-1].size // 2 < shape[w]
 
 
+_CV_FILTER_INPUTS = {np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32)}
+
+
 def gaussian_blur(
     x: np.ndarray,
     layout: str | None,
@@ -82,19 +85,24 @@ def gaussian_blur(
     ...               dtype=np.dtype("float32"))[0].tolist()
     [0.0, 0.25, 0.5, 0.25, 0.0]
     """
-    v = x.astype(_F32)
     done = set()
     if x.size and _cv2_hw_ok(x.shape, axes, layout, windows):
         h_ax, w_ax = axes[-2], axes[-1]
         kx, ky = windows[-1], windows[-2]
-        lead = v.shape[:h_ax]
-        imgs = v.reshape(-1, *v.shape[h_ax:])
+        # OpenCV reads uint8/uint16/int16/float32 directly and filters in float32: no
+        # separate conversion pass
+        src = x if x.dtype in _CV_FILTER_INPUTS else x.astype(_F32)
+        lead = x.shape[:h_ax]
+        imgs = src.reshape(-1, *x.shape[h_ax:])
+        out = np.empty(imgs.shape, _F32)
         for i in range(imgs.shape[0]):
-            imgs[i] = cv2.sepFilter2D(
+            out[i] = cv2.sepFilter2D(
                 imgs[i], cv2.CV_32F, kx, ky, borderType=cv2.BORDER_REFLECT_101
             ).reshape(imgs[i].shape)
-        v = imgs.reshape(*lead, *v.shape[h_ax:])
+        v = out.reshape(*lead, *x.shape[h_ax:])
         done = {h_ax, w_ax}
+    else:
+        v = x.astype(_F32)
     for ax, w in zip(axes, windows):
         if ax not in done and x.size:
             v = _conv_axis(v, w, ax)
