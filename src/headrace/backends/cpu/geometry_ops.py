@@ -15,7 +15,7 @@ thread pool when the batch is large enough to pay for it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -110,11 +110,15 @@ def plans_for(
     plan_fn: PlanFn,
     layout: str | None,
     extra: Callable[[int], Args] | None = None,
-) -> list[KernelPlan]:
+    lazy: bool = False,
+) -> Sequence[KernelPlan]:
     """One plan per sample, computed in sample order on this thread (errors name the sample).
 
     Without per-sample arguments (and ``extra`` per-sample values) samples of equal shape
-    share one plan, remembered across calls.
+    share one plan, remembered across calls. With ``lazy=True`` (deterministic plans only) each
+    plan is computed where the kernel first needs it, on the worker threads: the Python plan
+    math of one sample then overlaps with another sample's native kernel instead of running
+    serially before all of them.
     """
     samples = x._samples
     assert samples is not None
@@ -129,7 +133,7 @@ def plans_for(
                 p = cache[shp] = cached_plan(plan_fn, shp, layout, vals, in_dt)
             return p
 
-        return kc.map(shared, parallel=False)
+        return _LazyPlans(shared, len(samples)) if lazy else kc.map(shared, parallel=False)
 
     def own(i: int) -> KernelPlan:
         a = sample_args(vals, i)
@@ -137,13 +141,29 @@ def plans_for(
             a.update(extra(i))
         return plan_fn(tuple(samples[i].shape), layout, a, in_dt)
 
+    if lazy and extra is None:
+        return _LazyPlans(own, len(samples))
     return kc.map(own, parallel=False)
+
+
+class _LazyPlans(Sequence[KernelPlan]):
+    """Plans computed on first access (by whichever worker thread runs that sample)."""
+
+    def __init__(self, make: Callable[[int], KernelPlan], n: int) -> None:
+        self._make = make
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: int) -> KernelPlan:  # type: ignore[override]
+        return self._make(i)
 
 
 def run_plans(
     kc: KernelContext,
     x: Batch,
-    plans: list[KernelPlan],
+    plans: Sequence[KernelPlan],
     kern: Callable[..., Any],
     layout: str | None,
     out_layout: str | None,
@@ -175,7 +195,7 @@ def run_plans(
     return (Batch._wrap(outs, dt, out_layout, kc.device, dense=slab),)
 
 
-def _dense_slab(kc: KernelContext, plans: list[KernelPlan]) -> np.ndarray | None:
+def _dense_slab(kc: KernelContext, plans: Sequence[KernelPlan]) -> np.ndarray | None:
     """One ``(N, *shape)`` CPU array for the outputs when every sample's plan agrees on them,
     so ``Batch.torch()`` needs no stacking copy."""
     if kc.device.device_type != "cpu" or not plans:
@@ -335,7 +355,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
         def k(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
             x = ins[0]
             lay = image_layout(x) if image else x._layout
-            plans = plans_for(kc, x, vals, plan_fn, lay)
+            plans = plans_for(kc, x, vals, plan_fn, lay, lazy=not light)
             return run_plans(kc, x, plans, kern, lay, lay, light=light)
 
         schema.kernel(device)(k)
