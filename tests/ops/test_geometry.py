@@ -582,7 +582,6 @@ def test_matches_dali(op, samples, layout, args, per, dtype, tol):
 
 
 @pytest.mark.dali
-@pytest.mark.xfail(strict=True, reason="erase_params rounds normalized regions in float64")
 def test_erase_normalized_centered_matches_dali():
     args = {"anchor": [0.5, 0.5], "shape": [0.2, 0.3], "axis_names": "HW", "normalized": True,
             "centered_anchor": True}  # fmt: skip
@@ -591,7 +590,6 @@ def test_erase_normalized_centered_matches_dali():
 
 
 @pytest.mark.dali
-@pytest.mark.xfail(strict=True, reason="cv2.warpAffine fast path: 1/32-pixel positions")
 def test_resize_float_fractional_scale_matches_dali():
     ref = dali_run("resize", FLOATS[:1], layout="HWC", size=[20, 18.63])
     out = host(G.resize(ndd.batch(FLOATS[:1], layout="HWC"), size=[20, 18.63]))

@@ -702,8 +702,9 @@ def erase_params(
     ax = _named_axes(op, layout, ndim, axes, axis_names, None, default)
     if normalized is not None:
         normalized_anchor = normalized_shape = bool(normalized)
-    a_vals = np.asarray(anchor, dtype=np.float64).ravel()
-    s_vals = np.asarray(erase_shape, dtype=np.float64).ravel()
+    # float32 arithmetic, as the reference: 0.2 * 50 must be exactly 10, not 10.000000000000002
+    a_vals = np.asarray(anchor, dtype=np.float32).ravel()
+    s_vals = np.asarray(erase_shape, dtype=np.float32).ravel()
     n = len(ax)
     if a_vals.size != s_vals.size or a_vals.size % max(n, 1):
         raise InvalidArgumentError(
@@ -714,10 +715,10 @@ def erase_params(
     for r in range(a_vals.size // max(n, 1)):
         lo, hi = [0] * ndim, list(shape)
         for i, a in enumerate(ax):
-            st = a_vals[r * n + i] * (shape[a] if normalized_anchor else 1)
-            ex = s_vals[r * n + i] * (shape[a] if normalized_shape else 1)
+            st = a_vals[r * n + i] * np.float32(shape[a] if normalized_anchor else 1)
+            ex = s_vals[r * n + i] * np.float32(shape[a] if normalized_shape else 1)
             if centered_anchor:
-                st -= ex / 2
+                st -= ex / np.float32(2)
             lo[a] = min(max(int(st), 0), shape[a])
             hi[a] = min(max(int(st + ex), 0), shape[a])
         boxes.append((tuple(lo), tuple(hi)))

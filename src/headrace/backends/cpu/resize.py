@@ -241,7 +241,13 @@ def resize(
     if all(f.kind == "nn" for f in filters):
         res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
         return res.astype(out_dtype, copy=False)
-    if out_dtype == x.dtype and _cv2_ok(x, layout, filters):
+    if (
+        out_dtype == x.dtype
+        and _cv2_ok(x, layout, filters)
+        # OpenCV's warp places fractional-ROI samples on a 1/32-pixel grid: fine for uint8
+        # (within 1-2 levels), too coarse for float data, which takes the exact path
+        and (x.dtype == np.uint8 or _integral_roi(roi_lo, roi_hi))
+    ):
         return _cv2_linear(x, layout, out_size, roi_lo, roi_hi)
     if out_dtype == x.dtype and _pillow_ok(x, layout, filters, roi_lo, roi_hi, out_size):
         return _pillow_resize(x, layout, out_size, roi_lo, roi_hi, filters)
