@@ -81,6 +81,7 @@ class Node:
         "key",
         "nargs",
         "nid",
+        "out_refs",
         "refs",
         "rng",
         "schema",
@@ -109,6 +110,7 @@ class Node:
         self.rng = rng
         self.nargs = len(const) + len(refs)
         self.invariant: frozenset[str] = frozenset()
+        self.out_refs = tuple(("node", nid, i) for i in range(schema.num_outputs))
 
 
 class Step:
@@ -376,7 +378,7 @@ class CaptureLoop:
         if node is None or node.schema is not schema:
             return _state.NOT_CAPTURED
         d = None if device is None else _to_device("gpu" if device == "mixed" else device)
-        if d != node.device:
+        if d is not node.device and d != node.device:
             raise CaptureError(
                 f"{schema.name}: device {d} differs from the traced call's {node.device}. Cannot "
                 "change device in capture mode."
@@ -388,11 +390,14 @@ class CaptureLoop:
             self.fell_back += 1
             return _state.NOT_CAPTURED
         res = self.step.results[node.nid]  # type: ignore[union-attr]
-        if isinstance(res, BaseException):
+        ids = self.ids
+        if type(res) is tuple:
+            for o, ref in zip(res, node.out_refs):
+                ids[id(o)] = (ref, o)
+        elif isinstance(res, BaseException):
             raise res
-        outs = res if isinstance(res, tuple) else (res,)
-        for i, o in enumerate(outs):
-            self._register(o, ("node", node.nid, i))
+        else:
+            ids[id(res)] = (node.out_refs[0], res)
         return res
 
     def on_feeder_call(self, source: Any, batch_size: int | None) -> Any:
