@@ -39,6 +39,7 @@ from headrace.ops._schema import (
     Arg,
     KernelContext,
     OpSchema,
+    forward_args,
     sample_args,
     to_any,
     to_bool,
@@ -328,21 +329,7 @@ def image(
     >>> ndd.decoders.image(ndd.as_tensor(png.ravel()), output_type=ndd.types.GRAY).shape
     (4, 5, 1)
     """
-    return DECODE.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        output_type=output_type,
-        dtype=dtype,
-        adjust_orientation=adjust_orientation,
-        use_fast_idct=use_fast_idct,
-        jpeg_fancy_upsampling=jpeg_fancy_upsampling,
-        hw_decoder_load=hw_decoder_load,
-        preallocate_width_hint=preallocate_width_hint,
-        preallocate_height_hint=preallocate_height_hint,
-        memory_stats=memory_stats,
-        on_error=on_error,
-    )
+    return DECODE.call((input,), **forward_args(locals(), "input"))
 
 
 def image_crop(
@@ -386,27 +373,7 @@ def image_crop(
     >>> ndd.decoders.image_crop(ndd.as_tensor(png.ravel()), crop=(2, 3)).shape
     (2, 3, 3)
     """
-    return DECODE_CROP.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        crop=crop,
-        crop_h=crop_h,
-        crop_w=crop_w,
-        crop_pos_x=crop_pos_x,
-        crop_pos_y=crop_pos_y,
-        rounding=rounding,
-        output_type=output_type,
-        dtype=dtype,
-        adjust_orientation=adjust_orientation,
-        use_fast_idct=use_fast_idct,
-        jpeg_fancy_upsampling=jpeg_fancy_upsampling,
-        hw_decoder_load=hw_decoder_load,
-        preallocate_width_hint=preallocate_width_hint,
-        preallocate_height_hint=preallocate_height_hint,
-        memory_stats=memory_stats,
-        on_error=on_error,
-    )
+    return DECODE_CROP.call((input,), **forward_args(locals(), "input"))
 
 
 def image_random_crop(
@@ -453,25 +420,7 @@ def image_random_crop(
     >>> out.shape[0] <= 40 and out.shape[1] <= 60
     True
     """
-    return DECODE_RANDOM_CROP.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        random_area=random_area,
-        random_aspect_ratio=random_aspect_ratio,
-        num_attempts=num_attempts,
-        output_type=output_type,
-        dtype=dtype,
-        adjust_orientation=adjust_orientation,
-        use_fast_idct=use_fast_idct,
-        jpeg_fancy_upsampling=jpeg_fancy_upsampling,
-        hw_decoder_load=hw_decoder_load,
-        preallocate_width_hint=preallocate_width_hint,
-        preallocate_height_hint=preallocate_height_hint,
-        memory_stats=memory_stats,
-        on_error=on_error,
-    )
+    return DECODE_RANDOM_CROP.call((input,), **forward_args(locals(), "input"))
 
 
 def peek_image_shape(
@@ -494,14 +443,7 @@ def peek_image_shape(
     >>> ndd.peek_image_shape(ndd.as_tensor(png.ravel())).torch().tolist()
     [4, 5, 3]
     """
-    return PEEK.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        dtype=dtype,
-        adjust_orientation=adjust_orientation,
-        image_type=image_type,
-    )
+    return PEEK.call((input,), **forward_args(locals(), "input"))
 
 
 def file_read(input: Any, /, *, device: Any = None, batch_size: int | None = None) -> Any:

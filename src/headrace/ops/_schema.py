@@ -555,6 +555,12 @@ def to_any(v: Any) -> Any:
     return v
 
 
+def forward_args(loc: dict[str, Any], *inputs: str) -> dict[str, Any]:
+    """A public operator function's keyword arguments: its ``locals()`` minus the named inputs,
+    without the ``None`` values (they mean "operator default")."""
+    return {k: v for k, v in loc.items() if v is not None and k not in inputs}
+
+
 def sample_args(vals: dict[str, Any], i: int) -> dict[str, Any]:
     """The arguments of sample ``i`` (per-sample values picked)."""
     return {k: (v[i] if type(v) is PerSample else v) for k, v in vals.items()}

@@ -33,6 +33,7 @@ from headrace.ops._schema import (
     _NO_DEFAULT,
     Arg,
     OpSchema,
+    forward_args,
     to_any,
     to_bool,
     to_dtype,
@@ -73,10 +74,7 @@ def _schema(name: str, args: Sequence[Arg], **kw: Any) -> OpSchema:
     return OpSchema(name, args=tuple(args), **kw)
 
 
-def _kw(loc: dict[str, Any], *positional: str) -> dict[str, Any]:
-    """The keyword arguments of a public function (its ``locals()`` minus the inputs); ``None``
-    means "operator default", so those are dropped here (device/batch_size too when None)."""
-    return {k: v for k, v in loc.items() if v is not None and k not in positional}
+_kw = forward_args
 
 
 # --- argument groups (names, converters and defaults as in the reference) -------------------------
