@@ -27,6 +27,7 @@ from headrace.ops._schema import (
     Arg,
     KernelContext,
     OpSchema,
+    forward_args,
     has_per_sample,
     sample_args,
     to_dtype,
@@ -197,16 +198,7 @@ def uniform(
     >>> x.batch_size, x.shape[0], x.dtype is ndd.float32
     (3, (2,), True)
     """
-    return UNIFORM.call(
-        (shape_like,),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        dtype=dtype,
-        range=range,
-        shape=shape,
-        values=values,
-    )
+    return UNIFORM.call((shape_like,), **forward_args(locals(), "shape_like"))
 
 
 def normal(
@@ -229,16 +221,7 @@ def normal(
     >>> ndd.random.normal(shape=[1000], rng=ndd.random.RNG(0)).shape
     (1000,)
     """
-    return NORMAL.call(
-        (shape_like,),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        dtype=dtype,
-        mean=mean,
-        stddev=stddev,
-        shape=shape,
-    )
+    return NORMAL.call((shape_like,), **forward_args(locals(), "shape_like"))
 
 
 def coin_flip(
@@ -260,15 +243,7 @@ def coin_flip(
     >>> ndd.random.coin_flip(batch_size=8, probability=1.0).torch().tolist()
     [1, 1, 1, 1, 1, 1, 1, 1]
     """
-    return COIN_FLIP.call(
-        (shape_like,),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        dtype=dtype,
-        probability=probability,
-        shape=shape,
-    )
+    return COIN_FLIP.call((shape_like,), **forward_args(locals(), "shape_like"))
 
 
 def choice(
@@ -291,15 +266,7 @@ def choice(
     >>> int(ndd.random.choice(ndd.tensor([7, 8]), p=[0.0, 1.0]).item())
     8
     """
-    return CHOICE.call(
-        (a, shape_like),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        dtype=dtype,
-        p=p,
-        shape=shape,
-    )
+    return CHOICE.call((a, shape_like), **forward_args(locals(), "a", "shape_like"))
 
 
 def beta(
@@ -322,16 +289,7 @@ def beta(
     >>> 0 <= ndd.random.beta(alpha=2.0, beta=5.0, rng=ndd.random.RNG(3)).item() <= 1
     True
     """
-    return BETA.call(
-        (shape_like,),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        dtype=dtype,
-        alpha=alpha,
-        beta=beta,
-        shape=shape,
-    )
+    return BETA.call((shape_like,), **forward_args(locals(), "shape_like"))
 
 
 __all__ = [

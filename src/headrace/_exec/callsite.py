@@ -46,14 +46,6 @@ def complete(site: CallSite) -> CallSite:
     return tuple(out)
 
 
-def first_user_frame() -> types.FrameType | None:
-    """The innermost frame outside the headrace package."""
-    f: types.FrameType | None = sys._getframe(1)
-    while f is not None and _is_internal(f.f_code):
-        f = f.f_back
-    return f
-
-
 def make_traceback(site: CallSite) -> types.TracebackType | None:
     """A traceback running from the outermost captured frame down to the user's call line."""
     tb = None

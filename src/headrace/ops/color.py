@@ -25,6 +25,7 @@ from headrace.ops._schema import (
     _NO_DEFAULT,
     Arg,
     OpSchema,
+    forward_args,
     to_bool,
     to_dtype,
     to_float,
@@ -151,16 +152,7 @@ def brightness_contrast(
     >>> np.asarray(ndd.brightness_contrast(x, contrast=0.5).cpu()).ravel().tolist()
     [64, 128, 192]
     """
-    return BRIGHTNESS_CONTRAST.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        brightness=brightness,
-        brightness_shift=brightness_shift,
-        contrast=contrast,
-        contrast_center=contrast_center,
-        dtype=dtype,
-    )
+    return BRIGHTNESS_CONTRAST.call((input,), **forward_args(locals(), "input"))
 
 
 def color_twist(
@@ -211,17 +203,7 @@ def color_twist(
     >>> np.asarray(ndd.color_twist(x, contrast=0.0).cpu()).ravel().tolist()
     [128, 128, 128]
     """
-    return COLOR_TWIST.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        brightness=brightness,
-        contrast=contrast,
-        hue=hue,
-        saturation=saturation,
-        image_type=image_type,
-        dtype=dtype,
-    )
+    return COLOR_TWIST.call((input,), **forward_args(locals(), "input"))
 
 
 def hsv(
@@ -261,15 +243,7 @@ def hsv(
     >>> ndd.hsv(x, value=0.5).dtype == ndd.uint8
     True
     """
-    return HSV.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        hue=hue,
-        saturation=saturation,
-        value=value,
-        dtype=dtype,
-    )
+    return HSV.call((input,), **forward_args(locals(), "input"))
 
 
 def hue(
@@ -310,9 +284,7 @@ def hue(
     >>> np.asarray(ndd.hue(x, hue=120.0).cpu()).ravel().tolist()  # grey stays grey
     [77, 77, 77]
     """
-    return HUE.call(
-        (input,), device=device, batch_size=batch_size, hue=hue, image_type=image_type, dtype=dtype
-    )
+    return HUE.call((input,), **forward_args(locals(), "input"))
 
 
 def saturation(
@@ -354,14 +326,7 @@ def saturation(
     >>> int(out.max()) - int(out.min()) <= 1
     True
     """
-    return SATURATION.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        saturation=saturation,
-        image_type=image_type,
-        dtype=dtype,
-    )
+    return SATURATION.call((input,), **forward_args(locals(), "input"))
 
 
 def color_space_conversion(
@@ -405,13 +370,7 @@ def color_space_conversion(
     >>> y.shape, int(np.asarray(y.cpu()).ravel()[0])
     ((1, 1, 1), 76)
     """
-    return COLOR_SPACE_CONVERSION.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        image_type=image_type,
-        output_type=output_type,
-    )
+    return COLOR_SPACE_CONVERSION.call((input,), **forward_args(locals(), "input"))
 
 
 def normalize(
@@ -479,21 +438,7 @@ def normalize(
     >>> np.asarray(ndd.normalize(x).cpu()).tolist()
     [-1.0, 1.0]
     """
-    return NORMALIZE.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        mean=mean,
-        stddev=stddev,
-        axes=axes,
-        axis_names=axis_names,
-        batch=batch,
-        scale=scale,
-        shift=shift,
-        epsilon=epsilon,
-        ddof=ddof,
-        dtype=dtype,
-    )
+    return NORMALIZE.call((input,), **forward_args(locals(), "input"))
 
 
 def lookup_table(
@@ -546,16 +491,7 @@ def lookup_table(
     >>> np.asarray(y.cpu()).tolist()
     [0, 10, 20]
     """
-    return LOOKUP_TABLE.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        keys=keys,
-        values=values,
-        default_value=default_value,
-        dtype=dtype,
-        output_dtype=output_dtype,
-    )
+    return LOOKUP_TABLE.call((input,), **forward_args(locals(), "input"))
 
 
 __all__ = [

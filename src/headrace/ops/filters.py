@@ -24,6 +24,7 @@ from headrace.ops._filter_params import WATER_FREQ
 from headrace.ops._schema import (
     Arg,
     OpSchema,
+    forward_args,
     to_bool,
     to_dtype,
     to_float,
@@ -132,14 +133,7 @@ def gaussian_blur(
     >>> ndd.gaussian_blur(x, window_size=3).shape
     (5, 5)
     """
-    return GAUSSIAN_BLUR.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        sigma=sigma,
-        window_size=window_size,
-        dtype=dtype,
-    )
+    return GAUSSIAN_BLUR.call((input,), **forward_args(locals(), "input"))
 
 
 def grid_mask(
@@ -187,16 +181,7 @@ def grid_mask(
     >>> np.asarray(ndd.grid_mask(x, tile=2).cpu()).ravel().tolist()
     [0, 1, 0, 1]
     """
-    return GRID_MASK.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        tile=tile,
-        ratio=ratio,
-        angle=angle,
-        shift_x=shift_x,
-        shift_y=shift_y,
-    )
+    return GRID_MASK.call((input,), **forward_args(locals(), "input"))
 
 
 def water(
@@ -250,20 +235,7 @@ def water(
     >>> np.asarray(ndd.water(x, ampl_x=0.0, ampl_y=0.0).cpu())[..., 0].tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    return WATER.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        ampl_x=ampl_x,
-        ampl_y=ampl_y,
-        freq_x=freq_x,
-        freq_y=freq_y,
-        phase_x=phase_x,
-        phase_y=phase_y,
-        fill_value=fill_value,
-        interp_type=interp_type,
-        mask=mask,
-    )
+    return WATER.call((input,), **forward_args(locals(), "input"))
 
 
 def sphere(
@@ -304,14 +276,7 @@ def sphere(
     >>> int(np.asarray(ndd.sphere(x).cpu())[2, 2, 0])
     5
     """
-    return SPHERE.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        fill_value=fill_value,
-        interp_type=interp_type,
-        mask=mask,
-    )
+    return SPHERE.call((input,), **forward_args(locals(), "input"))
 
 
 def jitter(
@@ -361,16 +326,7 @@ def jitter(
     >>> bool((np.asarray(ndd.jitter(x, nDegree=0).cpu()) == np.asarray(x)).all())
     True
     """
-    return JITTER.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        nDegree=nDegree,
-        fill_value=fill_value,
-        interp_type=interp_type,
-        mask=mask,
-    )
+    return JITTER.call((input,), **forward_args(locals(), "input"))
 
 
 __all__ = ["gaussian_blur", "grid_mask", "jitter", "sphere", "water"]

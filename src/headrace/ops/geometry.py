@@ -74,9 +74,6 @@ def _schema(name: str, args: Sequence[Arg], **kw: Any) -> OpSchema:
     return OpSchema(name, args=tuple(args), **kw)
 
 
-_kw = forward_args
-
-
 # --- argument groups (names, converters and defaults as in the reference) -------------------------
 _HINTS = (
     Arg("minibatch_size", to_int, None, doc="Ignored (a GPU batching hint of the reference)."),
@@ -333,7 +330,7 @@ def resize(
     >>> ndd.resize(img, size=[50, 0]).shape
     (50, 100, 3)
     """
-    return RESIZE.call((input,), **_kw(locals(), "input"))
+    return RESIZE.call((input,), **forward_args(locals(), "input"))
 
 
 def crop(
@@ -401,7 +398,7 @@ def crop(
     >>> ndd.crop(img, crop=(2, 2), crop_pos_x=0.0, crop_pos_y=0.0).torch()[..., 0].tolist()
     [[0, 3], [12, 15]]
     """
-    return CROP.call((input,), **_kw(locals(), "input"))
+    return CROP.call((input,), **forward_args(locals(), "input"))
 
 
 def crop_mirror_normalize(
@@ -481,7 +478,7 @@ def crop_mirror_normalize(
     >>> out.shape, out.torch()[:, 0, 0].tolist()
     ((3, 4, 4), [1.0, 1.0, 1.0])
     """
-    return CROP_MIRROR_NORMALIZE.call((input,), **_kw(locals(), "input"))
+    return CROP_MIRROR_NORMALIZE.call((input,), **forward_args(locals(), "input"))
 
 
 def random_resized_crop(
@@ -549,7 +546,7 @@ def random_resized_crop(
     >>> ndd.random_resized_crop(img, size=[32, 32], rng=ndd.random.RNG(seed=1)).shape
     (32, 32, 3)
     """
-    return RANDOM_RESIZED_CROP.call((input,), **_kw(locals(), "input"))
+    return RANDOM_RESIZED_CROP.call((input,), **forward_args(locals(), "input"))
 
 
 def flip(
@@ -669,7 +666,9 @@ def slice(
     >>> ndd.slice(x, start=[2], shape=[3], axes=[0]).torch().tolist()
     [2.0, 3.0, 4.0]
     """
-    return SLICE.call((data, anchor, shape_input), **_kw(locals(), "data", "anchor", "shape_input"))
+    return SLICE.call(
+        (data, anchor, shape_input), **forward_args(locals(), "data", "anchor", "shape_input")
+    )
 
 
 def pad(
@@ -717,7 +716,7 @@ def pad(
     >>> [t.shape for t in ndd.pad(b, fill_value=-1).tensors]
     [(4,), (4,)]
     """
-    return PAD.call((input,), **_kw(locals(), "input"))
+    return PAD.call((input,), **forward_args(locals(), "input"))
 
 
 def paste(
@@ -774,7 +773,7 @@ def paste(
     >>> ndd.paste(img, ratio=2.0, fill_value=0).shape
     (4, 6, 3)
     """
-    return PASTE.call((input,), **_kw(locals(), "input"))
+    return PASTE.call((input,), **forward_args(locals(), "input"))
 
 
 def erase(
@@ -836,7 +835,7 @@ def erase(
     >>> int(out.torch().sum())
     12
     """
-    return ERASE.call((input,), **_kw(locals(), "input"))
+    return ERASE.call((input,), **forward_args(locals(), "input"))
 
 
 def resize_crop_mirror(
@@ -913,7 +912,7 @@ def resize_crop_mirror(
     >>> ndd.resize_crop_mirror(img, resize_shorter=256, crop=[224, 224], mirror=1).shape
     (224, 224, 3)
     """
-    return RESIZE_CROP_MIRROR.call((input,), **_kw(locals(), "input"))
+    return RESIZE_CROP_MIRROR.call((input,), **forward_args(locals(), "input"))
 
 
 def tensor_resize(
@@ -992,7 +991,7 @@ def tensor_resize(
     >>> ndd.tensor_resize(x, scales=[0.5], axes=[1], size_rounding="ceil").shape
     (4, 3, 2)
     """
-    return TENSOR_RESIZE.call((input,), **_kw(locals(), "input"))
+    return TENSOR_RESIZE.call((input,), **forward_args(locals(), "input"))
 
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import Any
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
 from headrace._rng import RNG
-from headrace.ops._schema import Arg, OpSchema, to_bool, to_float
+from headrace.ops._schema import Arg, OpSchema, forward_args, to_bool, to_float
 
 TensorOrBatch = Tensor | Batch
 Scalar = float | TensorOrBatch
@@ -93,9 +93,7 @@ def gaussian(
     >>> 1.8 < float(y.std()) < 2.2
     True
     """
-    return GAUSSIAN.call(
-        (input,), device=device, batch_size=batch_size, rng=rng, mean=mean, stddev=stddev
-    )
+    return GAUSSIAN.call((input,), **forward_args(locals(), "input"))
 
 
 def salt_and_pepper(
@@ -144,17 +142,7 @@ def salt_and_pepper(
     >>> np.asarray(ndd.noise.salt_and_pepper(x, prob=1.0, salt_vs_pepper=1.0).cpu()).min()
     np.uint8(255)
     """
-    return SALT_AND_PEPPER.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        rng=rng,
-        prob=prob,
-        salt_vs_pepper=salt_vs_pepper,
-        salt_val=salt_val,
-        pepper_val=pepper_val,
-        per_channel=per_channel,
-    )
+    return SALT_AND_PEPPER.call((input,), **forward_args(locals(), "input"))
 
 
 def shot(
@@ -192,7 +180,7 @@ def shot(
     >>> np.asarray(ndd.noise.shot(x, factor=0.0).cpu()).tolist()
     [7, 7, 7]
     """
-    return SHOT.call((input,), device=device, batch_size=batch_size, rng=rng, factor=factor)
+    return SHOT.call((input,), **forward_args(locals(), "input"))
 
 
 __all__ = ["gaussian", "salt_and_pepper", "shot"]

@@ -20,7 +20,16 @@ from headrace import types as _types
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
 from headrace.ops._enum_args import to_interp_type
-from headrace.ops._schema import _NO_DEFAULT, Arg, OpSchema, to_bool, to_dtype, to_float, to_floats
+from headrace.ops._schema import (
+    _NO_DEFAULT,
+    Arg,
+    OpSchema,
+    forward_args,
+    to_bool,
+    to_dtype,
+    to_float,
+    to_floats,
+)
 
 TensorOrBatch = Tensor | Batch
 _GPU = "headrace.backends.torch.warp_ops"
@@ -117,19 +126,7 @@ def rotate(
     >>> np.asarray(ndd.rotate(x, angle=180.0).cpu())[..., 0].tolist()
     [[5, 4, 3], [2, 1, 0]]
     """
-    return ROTATE.call(
-        (input,),
-        device=device,
-        batch_size=batch_size,
-        angle=angle,
-        axis=axis,
-        keep_size=keep_size,
-        size=size,
-        fill_value=fill_value,
-        interp_type=interp_type,
-        dtype=dtype,
-        output_dtype=output_dtype,
-    )
+    return ROTATE.call((input,), **forward_args(locals(), "input"))
 
 
 def warp_affine(
@@ -193,18 +190,7 @@ def warp_affine(
     >>> np.asarray(y.cpu()).ravel().tolist()
     [1.0, 2.0, 3.0, 3.0]
     """
-    return WARP_AFFINE.call(
-        (data, mtx),
-        device=device,
-        batch_size=batch_size,
-        matrix=matrix,
-        size=size,
-        inverse_map=inverse_map,
-        fill_value=fill_value,
-        interp_type=interp_type,
-        dtype=dtype,
-        output_dtype=output_dtype,
-    )
+    return WARP_AFFINE.call((data, mtx), **forward_args(locals(), "data", "mtx"))
 
 
 __all__ = ["rotate", "warp_affine"]
