@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import signal
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -308,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        # a repeated or late Ctrl-C must not turn the clean exit into a kill by signal
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"\n{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130
 
