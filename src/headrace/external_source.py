@@ -149,7 +149,7 @@ class ExternalSource:
             return next(self._it)  # an empty source stops here even when cycling
 
     def __call__(self, *, batch_size: int | None = None) -> Any:
-        from headrace.capture import _state
+        from headrace._dispatch import hooks as _state
 
         loop = _state.active_loop()
         if loop is not None and self._role != "driver":

@@ -22,11 +22,8 @@ import numpy as np
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch, split_dense
 from headrace._core.errors import InvalidArgumentError
-from headrace._rng import RNG, RNGState, get_default_rng, set_seed
-from headrace.ops._schema import (
+from headrace._dispatch.args import (
     Arg,
-    KernelContext,
-    OpSchema,
     forward_args,
     has_per_sample,
     sample_args,
@@ -35,6 +32,9 @@ from headrace.ops._schema import (
     to_floats,
     to_ints,
 )
+from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.schema import OpSchema
+from headrace._rng import RNG, RNGState, get_default_rng, set_seed
 
 _GPU = "headrace.backends.torch.random"
 _COMMON = (
@@ -170,11 +170,11 @@ def _draw_beta(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: Any
     return gen.beta(a["alpha"], a["beta"], size=shape)
 
 
-UNIFORM.kernel("cpu")(_random_kernel(_draw_uniform, _dt.float32))
-NORMAL.kernel("cpu")(_random_kernel(_draw_normal, _dt.float32))
-COIN_FLIP.kernel("cpu")(_random_kernel(_draw_coin, _dt.int32))
-CHOICE.kernel("cpu")(_random_kernel(_draw_choice, None, like_index=1))
-BETA.kernel("cpu")(_random_kernel(_draw_beta, _dt.float32))
+UNIFORM.legacy_kernel("cpu")(_random_kernel(_draw_uniform, _dt.float32))
+NORMAL.legacy_kernel("cpu")(_random_kernel(_draw_normal, _dt.float32))
+COIN_FLIP.legacy_kernel("cpu")(_random_kernel(_draw_coin, _dt.int32))
+CHOICE.legacy_kernel("cpu")(_random_kernel(_draw_choice, None, like_index=1))
+BETA.legacy_kernel("cpu")(_random_kernel(_draw_beta, _dt.float32))
 
 
 def uniform(

@@ -27,8 +27,10 @@ from headrace._core import dtype as _dt
 from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
+from headrace._core.entry import op as _op
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
+from headrace._core.proxy import unwrap as unwrap_proxy
 from headrace._core.tensor import Tensor, _device_of, _maybe_sync
 
 if TYPE_CHECKING:
@@ -361,9 +363,7 @@ class _SliceView:
         self._batch = b
 
     def __getitem__(self, index: Any) -> Batch:
-        from headrace.ops.misc import subscript
-
-        return subscript(self._batch, index)
+        return _op("subscript")(self._batch, index)
 
 
 def split_dense(arr: Any) -> list[Any]:
@@ -575,10 +575,7 @@ def as_batch(
     if isinstance(tensors, Batch):
         if dtype is None and device is None and (layout is None or layout == tensors.layout):
             return tensors
-    if type(tensors).__name__ == "_InvariantProxy":
-        from headrace.capture import _unwrap
-
-        tensors = _unwrap(tensors)
+    tensors = unwrap_proxy(tensors)
     b = Batch(tensors, dtype=dtype, device=device, layout=layout)
     _maybe_sync(b)
     return b

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any, Self
 
+from headrace._core.entry import op as _op
+
 
 def _arith(name: str, *operands: Any) -> Any:
-    from headrace.ops.arithmetic import arithmetic
-
-    return arithmetic(name, *operands)
+    return _op("arithmetic")(name, *operands)
 
 
 class ArithmeticMixin:
@@ -144,11 +144,10 @@ class DeviceMixin:
     def to_device(self, device: Any, force_copy: bool = False) -> Self:
         """This data on ``device``; ``self`` when already there unless ``force_copy``."""
         from headrace._core.device import device as to_device
-        from headrace.ops.misc import copy as copy_op
 
         dev = to_device(device)
         if dev is None:
             raise ValueError("to_device: a device is required (got None).")
         if dev == self._device and not force_copy:  # type: ignore[attr-defined]
             return self
-        return copy_op(self, device=dev)  # type: ignore[no-any-return]
+        return _op("copy")(self, device=dev)  # type: ignore[no-any-return]

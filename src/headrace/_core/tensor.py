@@ -24,6 +24,7 @@ from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.errors import InvalidArgumentError
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
+from headrace._core.proxy import unwrap as unwrap_proxy
 
 if TYPE_CHECKING:
     from headrace._core.batch import Batch
@@ -380,10 +381,7 @@ def as_tensor(
         return t
     if isinstance(data, Tensor) and dtype is None and device is None and layout is None:
         return data
-    if type(data).__name__ == "_InvariantProxy":
-        from headrace.capture import _unwrap
-
-        data = _unwrap(data)
+    data = unwrap_proxy(data)
     t = Tensor(data, dtype=dtype, device=device, layout=layout)
     _maybe_sync(t)
     return t

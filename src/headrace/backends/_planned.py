@@ -25,7 +25,8 @@ import numpy as np
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError
-from headrace.ops._schema import KernelContext, PerSample, has_per_sample, sample_args
+from headrace._dispatch.args import PerSample, has_per_sample, sample_args
+from headrace._dispatch.kernel_context import KernelContext
 
 Vals = dict[str, Any]
 

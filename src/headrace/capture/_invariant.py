@@ -10,9 +10,14 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from headrace._core.proxy import Proxy
 
-class _InvariantProxy:
+
+class _InvariantProxy(Proxy):
     __slots__ = ("_value",)
+
+    def __headrace_unwrap__(self) -> Any:
+        return object.__getattribute__(self, "_value")
 
     def __init__(self, value: Any) -> None:
         object.__setattr__(self, "_value", value)

@@ -26,10 +26,10 @@ from headrace._core.device import Device
 from headrace._core.device import device as _to_device
 from headrace._core.dtype import DType
 from headrace._core.tensor import Tensor
+from headrace._dispatch import hooks as _state
 from headrace._exec.callsite import _internal_cache, _is_internal
 from headrace._exec.context import EvalContext
 from headrace._exec.eval_mode import EvalMode
-from headrace.capture import _state
 from headrace.capture._invariant import is_invariant, unwrap
 
 NEVER_CAPTURED = frozenset({"arithmetic_generic_op", "_tensor_subscript"})

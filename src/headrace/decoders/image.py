@@ -34,11 +34,8 @@ from headrace._core import dtype as _dt
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.errors import DecodeError, InvalidArgumentError
-from headrace.ops._geometry_params import crop_window, random_crop_window
-from headrace.ops._schema import (
+from headrace._dispatch.args import (
     Arg,
-    KernelContext,
-    OpSchema,
     forward_args,
     sample_args,
     to_any,
@@ -49,6 +46,9 @@ from headrace.ops._schema import (
     to_int,
     to_str,
 )
+from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.schema import OpSchema
+from headrace.ops._geometry_params import crop_window, random_crop_window
 
 _skipped = 0
 _skipped_lock = threading.Lock()
@@ -194,7 +194,7 @@ def _peek_hw(kc: KernelContext, data: np.ndarray, v: dict[str, Any], i: int) -> 
     try:
         h, w, _ = codecs.peek_shape(data, adjust_orientation=v["adjust_orientation"], op=kc.name)
     except DecodeError as e:
-        from headrace.ops._schema import annotate
+        from headrace._dispatch.kernel_context import annotate
 
         raise annotate(e, kc.name, i, kc.source(i)) from None
     return h, w
@@ -239,12 +239,12 @@ def _random_crop_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) 
 
 
 for _dev in ("cpu", "gpu"):
-    DECODE.kernel(_dev)(_decode_kernel)
-    DECODE_CROP.kernel(_dev)(_crop_kernel)
-    DECODE_RANDOM_CROP.kernel(_dev)(_random_crop_kernel)
+    DECODE.legacy_kernel(_dev)(_decode_kernel)
+    DECODE_CROP.legacy_kernel(_dev)(_crop_kernel)
+    DECODE_RANDOM_CROP.legacy_kernel(_dev)(_random_crop_kernel)
 
 
-@PEEK.kernel("cpu")
+@PEEK.legacy_kernel("cpu")
 def _peek_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
     samples = ins[0]._samples
     assert samples is not None
@@ -256,7 +256,7 @@ def _peek_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tupl
     return (Batch._wrap(outs, dt, None, kc.device),)
 
 
-@FILE_READ.kernel("cpu")
+@FILE_READ.legacy_kernel("cpu")
 def _file_read_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
     samples = ins[0]._samples
     assert samples is not None

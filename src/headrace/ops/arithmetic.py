@@ -23,9 +23,13 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
+from headrace._core.entry import provide
 from headrace._core.errors import InvalidArgumentError
+from headrace._core.proxy import is_proxy
+from headrace._core.proxy import unwrap as unwrap_proxy
 from headrace._core.tensor import Tensor
-from headrace.ops._schema import Arg, OpSchema, to_str
+from headrace._dispatch.args import Arg, to_str
+from headrace._dispatch.schema import OpSchema
 
 ARITH = OpSchema(
     "arithmetic_generic_op",
@@ -78,13 +82,12 @@ def _operand(v: Any) -> Tensor | Batch:
         return v
     if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
         return _constant(v)
-    if type(v).__name__ == "_InvariantProxy":
-        from headrace.capture import _unwrap
-
-        return _operand(_unwrap(v))
+    if is_proxy(v):
+        return _operand(unwrap_proxy(v))
     return Tensor(v)
 
 
+@provide("arithmetic")
 def arithmetic(name: str, *operands: Any) -> Any:
     """Apply the element-wise operation ``name`` to the operands."""
     ops = []

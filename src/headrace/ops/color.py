@@ -19,12 +19,12 @@ from typing import Any
 
 from headrace import types as _types
 from headrace._core.batch import Batch
+from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._core.tensor import Tensor
-from headrace.ops._enum_args import to_image_type
-from headrace.ops._schema import (
-    _NO_DEFAULT,
+from headrace._dispatch.args import (
+    REQUIRED,
     Arg,
-    OpSchema,
+    PerSample,
     forward_args,
     to_bool,
     to_dtype,
@@ -34,14 +34,22 @@ from headrace.ops._schema import (
     to_ints,
     to_layout,
 )
+from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.schema import OpSchema, Planned
+from headrace.ops import _color_params as P
+from headrace.ops._enum_args import to_image_type
 
 TensorOrBatch = Tensor | Batch
 Scalar = float | TensorOrBatch
-_GPU = "headrace.backends.torch.color_ops"
+_IMAGE = {3: "HWC", 4: "FHWC"}
 
 
-def _schema(name: str, *args: Arg) -> OpSchema:
-    return OpSchema(name, args=args, gpu_module=_GPU)
+def _schema(name: str, *args: Arg, planned: Planned | None = None) -> OpSchema:
+    """A colour op: per-sample plans from ``_color_params``, pixel kernels named ``name`` in
+    ``backends/<backend>/color.py``."""
+    if planned is None:
+        planned = Planned(getattr(P, f"{name}_params"), layouts=_IMAGE)
+    return OpSchema(name, "color", args=args, planned=planned)
 
 
 def _f(name: str, default: float, doc: str) -> Arg:
@@ -81,9 +89,60 @@ HUE = _schema("hue", _HUE, _IMAGE_TYPE, _DTYPE)
 SATURATION = _schema("saturation", _SAT, _IMAGE_TYPE, _DTYPE)
 COLOR_SPACE_CONVERSION = _schema(
     "color_space_conversion",
-    Arg("image_type", to_image_type, _NO_DEFAULT, doc="Colour space of the input."),
-    Arg("output_type", to_image_type, _NO_DEFAULT, doc="Colour space of the output."),
+    Arg("image_type", to_image_type, REQUIRED, doc="Colour space of the input."),
+    Arg("output_type", to_image_type, REQUIRED, doc="Colour space of the output."),
 )
+
+
+def _one_value(vals: dict[str, Any], name: str) -> Any:
+    """The single value of a statistic given to a ``batch=True`` normalisation."""
+    v = vals[name]
+    if type(v) is not PerSample:
+        return v
+    first = v[0] if v else None
+    if any(x is None or first is None or x.shape != first.shape or (x != first).any() for x in v):
+        raise InvalidArgumentError(
+            f"normalize: `{name}` cannot vary per sample with batch=True (got "
+            f"{[None if x is None else x.tolist() for x in v]}). Pass one value or set "
+            "batch=False."
+        )
+    return first
+
+
+def _batch_stats(vals: dict[str, Any]) -> bool:
+    return bool(vals["batch"]) and (vals["mean"] is None or vals["stddev"] is None)
+
+
+def _normalize_prepare(kc: KernelContext, ins: Any, vals: dict[str, Any]) -> dict[str, Any]:
+    """With ``batch=True`` and computed statistics, the given statistics are one value."""
+    if not _batch_stats(vals):
+        return vals
+    return {**vals, "mean": _one_value(vals, "mean"), "stddev": _one_value(vals, "stddev")}
+
+
+def _normalize_batch(kc: KernelContext, x: Batch, lay: Any, plans: Any, vals: Any) -> Any:
+    """``batch=True`` with computed statistics: one set of statistics over the whole batch."""
+    if not _batch_stats(vals):
+        return None
+    samples = x._samples
+    if not samples:
+        return []
+    axes = plans[0].kwargs["axes"]
+
+    def kept(i: int) -> tuple[int, ...]:
+        return tuple(e for d, e in enumerate(samples[i].shape) if d not in axes)
+
+    for i in range(len(samples)):
+        if plans[i].kwargs["axes"] != axes or kept(i) != kept(0):
+            raise ShapeError(
+                f"normalize: with batch=True all samples must agree outside the reduced "
+                f"axes {list(axes)} (got shapes {tuple(samples[0].shape)} and "
+                f"{tuple(samples[i].shape)} for samples 0 and {i}). Reduce those axes too "
+                "or set batch=False."
+            )
+    return kc.module.normalize_batch(list(samples), lay, **plans[0].kwargs)  # type: ignore[union-attr]
+
+
 NORMALIZE = _schema(
     "normalize",
     Arg("mean", to_floats, None, per_sample=True, doc="Mean (computed when omitted)."),
@@ -96,6 +155,7 @@ NORMALIZE = _schema(
     Arg("epsilon", to_float, 0.0, doc="Added to the variance."),
     Arg("ddof", to_int, 0, doc="Delta degrees of freedom of the variance."),
     Arg("dtype", to_dtype, None, doc="Output type (default float32)."),
+    planned=Planned(P.normalize_params, prepare=_normalize_prepare, whole_batch=_normalize_batch),
 )
 LOOKUP_TABLE = _schema(
     "lookup_table",
@@ -104,6 +164,7 @@ LOOKUP_TABLE = _schema(
     Arg("default_value", to_float, 0.0, doc="Output value of every other input value."),
     Arg("dtype", to_dtype, None, doc="Output type (default float32)."),
     Arg("output_dtype", to_dtype, None, doc="Deprecated alias of dtype."),
+    planned=Planned(P.lookup_table_params),
 )
 
 
@@ -504,5 +565,3 @@ __all__ = [
     "normalize",
     "saturation",
 ]
-
-from headrace.backends.cpu import color_ops as _cpu_kernels  # noqa: E402,F401 - registers kernels

@@ -18,12 +18,8 @@ from typing import Any
 from headrace import types as _types
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
-from headrace._rng import RNG
-from headrace.ops._enum_args import to_interp_type
-from headrace.ops._filter_params import WATER_FREQ
-from headrace.ops._schema import (
+from headrace._dispatch.args import (
     Arg,
-    OpSchema,
     forward_args,
     to_bool,
     to_dtype,
@@ -32,6 +28,10 @@ from headrace.ops._schema import (
     to_int,
     to_ints,
 )
+from headrace._dispatch.schema import OpSchema
+from headrace._rng import RNG
+from headrace.ops._enum_args import to_interp_type
+from headrace.ops._filter_params import WATER_FREQ
 
 TensorOrBatch = Tensor | Batch
 Scalar = float | TensorOrBatch

@@ -29,10 +29,9 @@ import numpy as np
 from headrace import types as _types
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
-from headrace.ops._schema import (
-    _NO_DEFAULT,
+from headrace._dispatch.args import REQUIRED as _NO_DEFAULT
+from headrace._dispatch.args import (
     Arg,
-    OpSchema,
     forward_args,
     to_any,
     to_bool,
@@ -44,6 +43,7 @@ from headrace.ops._schema import (
     to_layout,
     to_str,
 )
+from headrace._dispatch.schema import OpSchema
 
 _GPU = "headrace.backends.torch.geometry_ops"
 

@@ -19,11 +19,11 @@ from typing import Any
 from headrace._core import indexing as _ix
 from headrace._core.batch import Batch
 from headrace._core.device import device as _to_device
+from headrace._core.entry import provide
 from headrace._core.tensor import Tensor
-from headrace.ops._schema import (
-    _NO_DEFAULT,
+from headrace._dispatch.args import REQUIRED as _NO_DEFAULT
+from headrace._dispatch.args import (
     Arg,
-    OpSchema,
     to_any,
     to_bool,
     to_dtype,
@@ -32,6 +32,7 @@ from headrace.ops._schema import (
     to_ints,
     to_layout,
 )
+from headrace._dispatch.schema import OpSchema
 
 TensorOrBatch = Tensor | Batch
 _GPU = "headrace.backends.torch.misc"
@@ -111,6 +112,7 @@ _SUB_ARGS = tuple(
 SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS)
 
 
+@provide("copy")
 def copy(input: Any, /, *, device: Any = None) -> Any:
     """Copy data, optionally to another device.
 
@@ -367,6 +369,7 @@ def per_frame(input: Any, /, *, replace: bool | None = None, device: Any = None)
     return PER_FRAME.call((input,), device=device, replace=replace)
 
 
+@provide("subscript")
 def subscript(x: TensorOrBatch, index: Any) -> Any:
     """Per-sample indexing (``Batch.slice[...]``); components may be per-sample Batches."""
     comps = index if isinstance(index, tuple) else (index,)

@@ -19,8 +19,9 @@ from typing import Any
 
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
+from headrace._dispatch.args import Arg, forward_args, to_bool, to_float
+from headrace._dispatch.schema import OpSchema
 from headrace._rng import RNG
-from headrace.ops._schema import Arg, OpSchema, forward_args, to_bool, to_float
 
 TensorOrBatch = Tensor | Batch
 Scalar = float | TensorOrBatch

@@ -19,17 +19,10 @@ from typing import Any
 from headrace import types as _types
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
+from headrace._dispatch.args import REQUIRED as _NO_DEFAULT
+from headrace._dispatch.args import Arg, forward_args, to_bool, to_dtype, to_float, to_floats
+from headrace._dispatch.schema import OpSchema
 from headrace.ops._enum_args import to_interp_type
-from headrace.ops._schema import (
-    _NO_DEFAULT,
-    Arg,
-    OpSchema,
-    forward_args,
-    to_bool,
-    to_dtype,
-    to_float,
-    to_floats,
-)
 
 TensorOrBatch = Tensor | Batch
 _GPU = "headrace.backends.torch.warp_ops"

@@ -13,7 +13,7 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
-from headrace.ops._schema import KernelContext
+from headrace._dispatch.kernel_context import KernelContext
 from headrace.ops.arithmetic import ARITH, result_dtype
 
 
@@ -129,4 +129,4 @@ def _np_cast(a: Any, dt: _dt.DType) -> Any:
     return np.asarray(a).astype(dt.numpy, copy=False)
 
 
-ARITH.kernel("cpu")(make_kernel(NUMPY_FUNCS, _np_cast))
+ARITH.legacy_kernel("cpu")(make_kernel(NUMPY_FUNCS, _np_cast))

@@ -34,7 +34,7 @@ SPECS = (
 def register(device: str, module: ModuleType) -> None:
     """Register the filter and noise batch kernels for ``device`` with ``module``'s kernels."""
     for schema, spec in SPECS:
-        schema.kernel(device)(pl.planned_kernel(spec, module))
+        schema.legacy_kernel(device)(pl.planned_kernel(spec, module))
 
 
 register("cpu", _cpu_filters)

@@ -24,6 +24,8 @@ import numpy as np
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._dispatch.args import has_per_sample, sample_args
+from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.cpu import geometry as _cpu_geometry
 from headrace.backends.cpu import resize as _cpu_resize
 from headrace.ops import geometry as G
@@ -41,7 +43,6 @@ from headrace.ops._geometry_params import (
     slice_params,
 )
 from headrace.ops._resize_params import resize_params
-from headrace.ops._schema import KernelContext, has_per_sample, sample_args
 from headrace.ops._tensor_resize_params import tensor_resize_params
 
 Args = dict[str, Any]
@@ -358,7 +359,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
             plans = plans_for(kc, x, vals, plan_fn, lay, lazy=not light)
             return run_plans(kc, x, plans, kern, lay, lay, light=light)
 
-        schema.kernel(device)(k)
+        schema.legacy_kernel(device)(k)
 
     simple(G.RESIZE, _plan_resize, rsz.resize, image=True)
     simple(G.CROP, _plan_crop, geo.crop, image=True, light=True)
@@ -374,7 +375,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
 
     simple(G.TENSOR_RESIZE, _plan_tensor_resize, tensor_resize_kernel, image=False)
 
-    @G.CROP_MIRROR_NORMALIZE.kernel(device)
+    @G.CROP_MIRROR_NORMALIZE.legacy_kernel(device)
     def _cmn(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
         x = ins[0]
         lay = image_layout(x)
@@ -386,7 +387,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
             kc, x, plans, geo.crop_mirror_normalize, lay, out_lay, dense=True, light=True
         )
 
-    @G.SLICE.kernel(device)
+    @G.SLICE.legacy_kernel(device)
     def _slice(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
         x, anchor, shape = (ins + [None, None])[:3]
         extra = None
@@ -401,7 +402,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
         plans = plans_for(kc, x, vals, _plan_slice, x._layout, extra)
         return run_plans(kc, x, plans, geo.slice, x._layout, x._layout, light=True)
 
-    @G.PAD.kernel(device)
+    @G.PAD.legacy_kernel(device)
     def _pad(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
         x = ins[0]
         shapes = [tuple(s.shape) for s in x._samples]
@@ -409,7 +410,7 @@ def register(device: str, geo: ModuleType, rsz: ModuleType) -> None:
         plans = plans_for(kc, x, {**vals, "_batch_max": bmax}, _plan_pad, x._layout)
         return run_plans(kc, x, plans, geo.pad, x._layout, x._layout, light=True)
 
-    @G.RANDOM_RESIZED_CROP.kernel(device)
+    @G.RANDOM_RESIZED_CROP.legacy_kernel(device)
     def _rrc(kc: KernelContext, ins: list[Batch], vals: Args) -> tuple[Batch]:
         x = ins[0]
         lay = image_layout(x)

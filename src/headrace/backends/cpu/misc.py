@@ -16,8 +16,9 @@ from headrace._core import indexing as _ix
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._dispatch.args import has_per_sample, sample_args
+from headrace._dispatch.kernel_context import KernelContext
 from headrace.ops import misc as M
-from headrace.ops._schema import KernelContext, has_per_sample, sample_args
 
 
 class ReshapeError(ShapeError):
@@ -113,7 +114,7 @@ def _reshape_shape(shape: tuple[int, ...], a: dict[str, Any], size: int) -> tupl
 def register(device: str, xp: Any) -> None:
     """Register the basic kernels for ``device`` using the array namespace ``xp``."""
 
-    @M.COPY.kernel(device)
+    @M.COPY.legacy_kernel(device)
     def _copy(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         s = x._samples
@@ -122,12 +123,12 @@ def register(device: str, xp: Any) -> None:
         b._sources = x._sources
         return (b,)
 
-    @M.CAST.kernel(device)
+    @M.CAST.legacy_kernel(device)
     def _cast(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x, dt = ins[0], v["dtype"]
         return _out(kc, [xp.cast(a, dt) for a in x._samples], dt, x._layout)
 
-    @M.RESHAPE.kernel(device)
+    @M.RESHAPE.legacy_kernel(device)
     def _reshape(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         outs = []
@@ -141,7 +142,7 @@ def register(device: str, xp: Any) -> None:
             lay = x._layout
         return _out(kc, outs, x._dtype, lay or None)
 
-    @M.TRANSPOSE.kernel(device)
+    @M.TRANSPOSE.legacy_kernel(device)
     def _transpose(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         perm = [int(p) for p in np.atleast_1d(v["perm"])]
@@ -154,7 +155,7 @@ def register(device: str, xp: Any) -> None:
             lay = "".join(x._layout[p] for p in perm)
         return _out(kc, [xp.transpose(a, perm) for a in x._samples], x._dtype, lay)
 
-    @M.EXPAND_DIMS.kernel(device)
+    @M.EXPAND_DIMS.legacy_kernel(device)
     def _expand(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         axes = sorted(int(a) for a in np.atleast_1d(v["axes"]))
@@ -179,7 +180,7 @@ def register(device: str, xp: Any) -> None:
             lay = "".join(lst)
         return _out(kc, outs, x._dtype, lay)
 
-    @M.SQUEEZE.kernel(device)
+    @M.SQUEEZE.legacy_kernel(device)
     def _squeeze(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         lay = x._layout
@@ -225,11 +226,11 @@ def register(device: str, xp: Any) -> None:
 
         return k
 
-    M.ZEROS.kernel(device)(_fill(0, "zeros"))
-    M.ONES.kernel(device)(_fill(1, "ones"))
-    M.FULL.kernel(device)(_fill(None, "full"))
+    M.ZEROS.legacy_kernel(device)(_fill(0, "zeros"))
+    M.ONES.legacy_kernel(device)(_fill(1, "ones"))
+    M.FULL.legacy_kernel(device)(_fill(None, "full"))
 
-    @M.SHAPES.kernel(device)
+    @M.SHAPES.legacy_kernel(device)
     def _shapes(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         dt = v["dtype"] or _dt.int64
         outs = [np.asarray(a.shape, dtype=dt.numpy) for a in ins[0]._samples]
@@ -272,10 +273,10 @@ def register(device: str, xp: Any) -> None:
 
         return k
 
-    M.STACK.kernel(device)(_join(True))
-    M.CAT.kernel(device)(_join(False))
+    M.STACK.legacy_kernel(device)(_join(True))
+    M.CAT.legacy_kernel(device)(_join(False))
 
-    @M.ONE_HOT.kernel(device)
+    @M.ONE_HOT.legacy_kernel(device)
     def _one_hot(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         n = v["num_classes"]
@@ -299,7 +300,7 @@ def register(device: str, xp: Any) -> None:
                 lay = base[:ax] + v["axis_name"] + base[ax:]
         return _out(kc, outs, dt, lay)
 
-    @M.PER_FRAME.kernel(device)
+    @M.PER_FRAME.legacy_kernel(device)
     def _per_frame(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         lay = x._layout
@@ -317,7 +318,7 @@ def register(device: str, xp: Any) -> None:
             new = "F" + "*" * (x.ndim - 1)
         return _out(kc, list(x._samples), x._dtype, new)
 
-    @M.SUBSCRIPT.kernel(device)
+    @M.SUBSCRIPT.legacy_kernel(device)
     def _subscript(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
         x = ins[0]
         spec = v["_spec"]

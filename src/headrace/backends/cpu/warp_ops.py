@@ -12,11 +12,12 @@ from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.device import CPU
 from headrace._core.errors import InvalidArgumentError
+from headrace._dispatch.args import PerSample
+from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends import _planned as pl
 from headrace.backends.cpu import warp as _cpu_warp
 from headrace.ops import _warp_params as P
 from headrace.ops import warp as W
-from headrace.ops._schema import KernelContext, PerSample
 
 _LAYOUTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 
@@ -52,7 +53,7 @@ SPECS = (
 def register(device: str, module: ModuleType) -> None:
     """Register the warp batch kernels for ``device`` with the pixel kernels of ``module``."""
     for schema, spec in SPECS:
-        schema.kernel(device)(pl.planned_kernel(spec, module))
+        schema.legacy_kernel(device)(pl.planned_kernel(spec, module))
 
 
 register("cpu", _cpu_warp)

@@ -86,4 +86,4 @@ def _cast(a: torch.Tensor, dt: _dt.DType) -> torch.Tensor:
     return a.to(_dt.to_torch_dtype(dt))
 
 
-ARITH.kernel("gpu")(make_kernel(TORCH_FUNCS, _cast))
+ARITH.legacy_kernel("gpu")(make_kernel(TORCH_FUNCS, _cast))

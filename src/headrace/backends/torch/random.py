@@ -8,7 +8,7 @@ from typing import Any
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.device import CPU
-from headrace.ops._schema import KernelContext
+from headrace._dispatch.kernel_context import KernelContext
 from headrace.random import COIN_FLIP, NORMAL, UNIFORM
 
 
@@ -28,7 +28,7 @@ def _uploading(schema: Any) -> None:
         moved = [_st.move(s, kc.device, out._dtype) for s in out._samples]
         return (Batch._wrap(moved, out._dtype, out._layout, kc.device),)
 
-    schema.kernel("gpu")(kern)
+    schema.legacy_kernel("gpu")(kern)
 
 
 for _s in (UNIFORM, NORMAL, COIN_FLIP):

@@ -1,14 +1,20 @@
-"""Thread-local capture state shared by the operator dispatcher and the capture loop."""
+"""Where capture mode attaches to dispatch: the capture loop bound to each thread.
+
+The dispatcher asks :func:`active_loop` before running an operator; the capture package binds
+its loop with :func:`set_loop`. Nothing here imports capture, so dispatch stays below it.
+"""
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 _local = threading.local()
+#: Returned by a loop's ``on_call`` when it leaves the call to normal dispatch.
 NOT_CAPTURED = object()
 
 
-def active_loop():  # type: ignore[no-untyped-def]
+def active_loop() -> Any:
     """The capture loop whose body runs in this thread, or None."""
     loop = getattr(_local, "loop", None)
     if loop is None or loop.suspended:
@@ -16,11 +22,11 @@ def active_loop():  # type: ignore[no-untyped-def]
     return loop
 
 
-def set_loop(loop) -> None:  # type: ignore[no-untyped-def]
+def set_loop(loop: Any) -> None:
     """Bind ``loop`` (or None) to this thread."""
     _local.loop = loop
 
 
-def current_loop():  # type: ignore[no-untyped-def]
+def current_loop() -> Any:
     """The loop bound to this thread, even while suspended."""
     return getattr(_local, "loop", None)

@@ -1,0 +1,359 @@
+"""Dispatch of one operator call: bind inputs, bind arguments, pick the device, launch.
+
+:func:`dispatch` (behind :meth:`OpSchema.call`)
+
+1. binds the inputs and infers the batch size (``batch_size=`` or any ``Batch`` input/argument),
+2. binds the arguments once (per-sample ``Batch`` arguments stay per sample, resolved later),
+3. picks the device (explicit ``device=``; else GPU if any input is on a GPU; else CPU),
+4. launches: runs now or builds an invocation as the current :class:`~headrace.EvalMode` says,
+   and returns a ``Tensor`` for sample inputs, a ``Batch`` for batch inputs.
+
+A capture loop bound to the thread (:mod:`.hooks`) sees every call first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from headrace._core import storage as _st
+from headrace._core.batch import Batch
+from headrace._core.device import CPU, Device
+from headrace._core.device import device as _to_device
+from headrace._core.errors import (
+    BatchSizeMismatchError,
+    InvalidArgumentError,
+    InvalidTypeError,
+    UnsupportedDeviceError,
+)
+from headrace._core.proxy import Proxy
+from headrace._core.tensor import Tensor, _device_of
+from headrace._dispatch.args import ArgDict, PerSample
+from headrace._dispatch.hooks import NOT_CAPTURED
+from headrace._dispatch.hooks import _local as _hook_local
+from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.schema import OpSchema
+from headrace._exec import callsite as _callsite
+from headrace._exec.context import EvalContext
+from headrace._exec.eval_mode import EvalMode
+from headrace._exec.invocation import Invocation, in_worker
+from headrace._rng import resolve_rng
+
+
+class _Bound:
+    """The inputs of one call: values, batch size, and what they say about the call."""
+
+    __slots__ = ("batch_mode", "external", "in_gpu", "ins", "n")
+
+    def __init__(self) -> None:
+        self.ins: list[Any] = []
+        self.n: int | None = None
+        self.batch_mode = False
+        self.external = False
+        self.in_gpu = False
+
+    def take_batch_size(self, name: str, bs: int, explicit: int | None) -> None:
+        self.batch_mode = True
+        if self.n is None:
+            self.n = bs
+        elif bs != self.n:
+            _raise_bs(name, self.n, bs, explicit)
+
+
+def dispatch(
+    schema: OpSchema,
+    inputs: Sequence[Any],
+    device: Any,
+    batch_size: Any,
+    rng: Any,
+    kwargs: dict[str, Any],
+) -> Any:
+    """Run ``schema`` on ``inputs`` with ``kwargs`` (``None`` values mean "default")."""
+    loop = _hook_local.__dict__.get("loop")
+    if loop is not None and not loop.suspended:
+        r = loop.on_call(schema, inputs, device, batch_size, rng, kwargs)
+        if r is not NOT_CAPTURED:
+            return r
+    b = _bind_inputs(schema, inputs, batch_size)
+    vals, lazy_args = _bind_args(schema, kwargs, b, batch_size)
+    if b.n is None:
+        b.n = 1
+    dev = _pick_device(schema, device, b)
+    return _launch(schema, b, vals, lazy_args, dev, rng)
+
+
+def _bind_inputs(schema: OpSchema, inputs: Sequence[Any], batch_size: Any) -> _Bound:
+    name = schema.name
+    b = _Bound()
+    if batch_size is not None:
+        if isinstance(batch_size, Proxy):
+            batch_size = batch_size.__headrace_unwrap__()
+        b.n = _check_batch_size(name, batch_size)
+        b.batch_mode = True
+    ins = b.ins
+    for i, x in enumerate(inputs):
+        if x is None:
+            ins.append(None)
+            continue
+        if isinstance(x, Batch):
+            b.take_batch_size(name, x._bs, batch_size)
+        elif not isinstance(x, Tensor):
+            x = _to_input(name, schema.inputs, i, x)
+        b.external |= x._external
+        b.in_gpu |= x._device.device_type == "gpu"
+        ins.append(x)
+    return b
+
+
+def _bind_args(
+    schema: OpSchema, kwargs: dict[str, Any], b: _Bound, batch_size: Any
+) -> tuple[ArgDict, list[tuple[str, Any]]]:
+    """Converted argument values; ``Tensor``/``Batch`` values are kept to resolve at run time."""
+    name = schema.name
+    vals = ArgDict(schema.defaults)
+    lazy_args: list[tuple[str, Any]] = []
+    arg_map = schema.arg_map
+    for k, v in kwargs.items():
+        if v is None:
+            continue
+        a = arg_map.get(k)
+        if a is None:
+            raise InvalidTypeError(f"{name}() got an unexpected keyword argument {k!r}.")
+        if isinstance(v, Proxy):
+            v = v.__headrace_unwrap__()
+        if isinstance(v, (Tensor, Batch)) or _st.is_torch(v):
+            if isinstance(v, Batch):
+                if not a.per_sample:
+                    raise InvalidArgumentError(
+                        f"{name}: argument {k!r} cannot vary per sample; pass one value."
+                    )
+                b.take_batch_size(name, v._bs, batch_size)
+            elif not isinstance(v, Tensor):  # torch tensors act like Tensors
+                v = Tensor._wrap(v, _st.dtype_of(v), None, _device_of(v))
+            lazy_args.append((k, v))
+            vals[k] = None
+        else:
+            try:
+                vals[k] = a.convert(v)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"{name}: invalid value for argument {k!r} ({e}).") from None
+    for r in schema.required:
+        if r not in vals and not any(k == r for k, _ in lazy_args):
+            raise InvalidTypeError(f"{name}() missing required keyword argument: {r!r}")
+    if schema.check is not None and not lazy_args:
+        schema.check(vals)
+    return vals, lazy_args
+
+
+def _pick_device(schema: OpSchema, device: Any, b: _Bound) -> Device:
+    devices = schema.devices
+    if device is not None:
+        if device == "mixed":
+            raise UnsupportedDeviceError(
+                f'{schema.name}: Invalid device type: mixed. "mixed" is a pipeline-mode concept; '
+                'in dynamic mode pass device="gpu" (decoders then decode on the CPU/GPU and '
+                "return GPU data)."
+            )
+        dev: Device = _to_device(device)  # type: ignore[assignment]
+        if dev.device_type not in devices:
+            raise schema._unsupported(str(device))
+        return dev
+    if b.in_gpu and "gpu" in devices:
+        return _gpu_device_of(b.ins)
+    if len(devices) == 1 and devices[0] == "gpu":
+        return Device("gpu")
+    return CPU
+
+
+def _launch(
+    schema: OpSchema,
+    b: _Bound,
+    vals: ArgDict,
+    lazy_args: list[tuple[str, Any]],
+    dev: Device,
+    rng: Any,
+) -> Any:
+    name = schema.name
+    kern = schema.kernel_for(dev)
+    module = schema.modules.get(dev.device_type)
+    rng_words = resolve_rng(rng).draw(7) if schema.random else None
+    ctx = EvalContext.current()
+    ins = b.ins
+    n: int = b.n  # type: ignore[assignment]
+    num_outputs = schema.num_outputs
+
+    def run() -> tuple[Batch, ...]:
+        kc = KernelContext(name, ctx, dev, n, rng_words, module)
+        batches = [None if x is None else _as_input_batch(x, n, dev, schema) for x in ins]
+        if batches and batches[0] is not None:
+            kc.sources = batches[0]._sources
+        if lazy_args:
+            for k, v in lazy_args:
+                r = vals[k] = _resolve_arg(schema, k, v, n)
+                if type(r) is PerSample:
+                    vals.per_sample = True
+            if schema.check is not None:
+                schema.check(vals)
+        return kern(kc, batches, vals)  # type: ignore[no-any-return]
+
+    mode = EvalMode.current()
+    batch_mode = b.batch_mode
+    if mode.value >= 2 or b.external or in_worker():
+        outs = run()  # errors surface here, at the user's call, with their own type
+        if mode is EvalMode.sync_full:
+            _sync_device(dev)
+        return _wrap_outputs(outs, batch_mode, num_outputs)
+    if (
+        mode is EvalMode.eager
+        and schema.inline_bytes
+        and ctx.idle()
+        and _input_bytes(ins) <= schema.inline_bytes
+    ):
+        # Tiny work: handing it to another thread costs more than doing it. Run it now, in
+        # order (nothing is queued), and keep eager semantics for errors: they surface where
+        # the result is consumed. The call site is captured only if it fails.
+        try:
+            outs = run()
+        except Exception as e:  # re-raised where the result is consumed
+            inv = Invocation.failed(e, name)
+            return _lazy_outputs(inv, n, batch_mode, schema.out_devices(dev), num_outputs)
+        return _wrap_outputs(outs, batch_mode, num_outputs)
+    inv = Invocation(run, name, _callsite.capture(3), deferred=mode is EvalMode.deferred)
+    n_out = None if vals.get("on_error") == "skip" else n  # skipping may shrink the batch
+    res = _lazy_outputs(inv, n_out, batch_mode, schema.out_devices(dev), num_outputs)
+    if mode is EvalMode.eager:
+        ctx.submit(inv)
+    else:
+        ctx.defer(res if num_outputs == 1 else res[0])
+    return res
+
+
+# --- helpers -----------------------------------------------------------------------------------
+def _input_bytes(ins: list[Any]) -> int:
+    """A cheap upper estimate of the input size; lazy inputs count as large."""
+    total = 0
+    for x in ins:
+        if x is None:
+            continue
+        if isinstance(x, Batch):
+            s = x._samples
+            if s is None:
+                return 1 << 62
+            if s:
+                total += len(s) * s[0].nbytes
+        else:
+            d = x._data
+            if d is None:
+                return 1 << 62
+            total += d.nbytes
+    return total
+
+
+def _check_batch_size(name: str, bs: Any) -> int:
+    if isinstance(bs, bool) or not isinstance(bs, int | np.integer):
+        raise InvalidTypeError(f"{name}: batch_size must be an int (got {bs!r}).")
+    if bs < 0:
+        raise InvalidArgumentError(f"{name}: batch_size must not be negative (got {bs}).")
+    return int(bs)
+
+
+def _raise_bs(name: str, a: int, b: int, explicit: int | None) -> None:
+    if explicit is not None:
+        raise BatchSizeMismatchError(
+            f"Unexpected batch size: {b} (operator `{name}` was called with batch_size={a})."
+        )
+    raise BatchSizeMismatchError(f"Inconsistent batch size: {a} != {b}")
+
+
+def _to_input(name: str, input_names: Sequence[str], i: int, x: Any) -> Tensor:
+    if isinstance(x, Proxy):
+        x = x.__headrace_unwrap__()
+        if isinstance(x, (Tensor, Batch)):
+            return x  # type: ignore[return-value]
+    try:
+        return Tensor(x)
+    except (TypeError, ValueError) as e:
+        what = input_names[i] if i < len(input_names) else f"input {i}"
+        raise type(e)(f"{name}: cannot use {type(x).__name__} as {what!r}: {e}") from None
+
+
+def _gpu_device_of(ins: list[Any]) -> Device:
+    """The GPU device of the inputs (they must agree)."""
+    found: Device | None = None
+    for x in ins:
+        if x is not None and x._device.device_type == "gpu":
+            if found is not None and x._device != found:
+                raise RuntimeError(
+                    f"Got inputs with different device ids: {found} and {x._device}."
+                )
+            found = x._device
+    assert found is not None
+    return found
+
+
+def _as_input_batch(x: Tensor | Batch, n: int, dev: Device, schema: OpSchema) -> Batch:
+    """A concrete Batch of ``n`` samples on the device the kernel needs."""
+    want = CPU if schema.cpu_only_inputs else dev
+    if isinstance(x, Batch):
+        x.evaluate()
+        if x._device != want:
+            samples = [_st.move(s, want, x._dtype) for s in x._samples]  # type: ignore[union-attr]
+            moved = Batch._wrap(samples, x._dtype, x._layout, want)
+            moved._sources = x._sources
+            return moved
+        return x
+    arr = x._resolved_data()
+    if x._device != want:
+        arr = _st.move(arr, want, x._dtype)
+    out = Batch._wrap([arr] * n, x._dtype, x._layout, want)
+    if x._source is not None:
+        out._sources = [x._source] * n
+    return out
+
+
+def _resolve_arg(schema: OpSchema, k: str, v: Tensor | Batch, n: int) -> Any:
+    conv = schema.arg_map[k].convert
+    try:
+        if isinstance(v, Batch):
+            samples = [_st.move(s, CPU, v.dtype) for s in v._resolved()]
+            return PerSample(conv(s) for s in samples)
+        arr = v._resolved_data()
+        if v._device.device_type != "cpu":
+            arr = _st.move(arr, CPU, v._dtype)
+        return conv(arr)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{schema.name}: invalid value for argument {k!r} ({e}).") from None
+
+
+def _wrap_outputs(outs: tuple[Batch, ...], batch_mode: bool, num_outputs: int) -> Any:
+    if batch_mode:
+        res: tuple[Any, ...] = outs
+    else:
+        res = tuple(
+            Tensor._wrap(b._samples[0], b._dtype, b._layout, b._device)  # type: ignore[index]
+            for b in outs
+        )
+    return res[0] if num_outputs == 1 else res
+
+
+def _lazy_outputs(
+    inv: Invocation, n: int | None, batch_mode: bool, devs: Sequence[Device], num_outputs: int
+) -> Any:
+    if batch_mode:
+        res: tuple[Any, ...] = tuple(
+            Batch(invocation_result=(inv, k, n, None, None, devs[k])) for k in range(num_outputs)
+        )
+    else:
+        res = tuple(
+            Tensor(invocation_result=(inv, k, 0, None, None, devs[k])) for k in range(num_outputs)
+        )
+    return res[0] if num_outputs == 1 else res
+
+
+def _sync_device(dev: Device) -> None:
+    if dev.device_type == "gpu" and Device.gpu_count() and dev.torch_device().type == "cuda":
+        import torch
+
+        torch.cuda.synchronize(dev.device_id)

@@ -1,0 +1,84 @@
+"""What a kernel receives besides its inputs, and how its errors name the sample."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from headrace._core.device import Device
+from headrace._exec.context import EvalContext
+
+
+class KernelContext:
+    """The op name, device, batch size, pool, randomness and backend module of one call."""
+
+    __slots__ = ("ctx", "device", "module", "n", "name", "rng_words", "sources")
+
+    def __init__(
+        self,
+        name: str,
+        ctx: EvalContext,
+        dev: Device,
+        n: int,
+        rng_words: Any,
+        module: ModuleType | None = None,
+    ) -> None:
+        self.name = name
+        self.ctx = ctx
+        self.device = dev
+        self.n = n
+        self.rng_words = rng_words
+        self.module = module  # the backend module holding this op's kernels
+        self.sources: list[str | None] | None = None
+
+    def generator(self) -> np.random.Generator:
+        """A numpy Generator determined by this call's RNG draw (same draw → same values)."""
+        from headrace._rng import call_generator
+
+        return call_generator(self.rng_words)
+
+    def source(self, i: int) -> str | None:
+        """Where sample ``i`` came from (a path), when known."""
+        s = self.sources
+        return s[i] if s is not None and i < len(s) else None
+
+    def map(
+        self, fn: Callable[[int], Any], parallel: bool = True, chunked: bool = False
+    ) -> list[Any]:
+        """``[fn(i) for i in range(n)]`` on the worker pool; errors name the sample.
+
+        ``chunked=True`` gives each thread one contiguous run of samples (for light kernels).
+        """
+
+        def one(i: int) -> Any:
+            try:
+                return fn(i)
+            except Exception as e:
+                raise annotate(e, self.name, i, self.source(i)) from None
+
+        if not parallel or self.n <= 1:
+            return [one(i) for i in range(self.n)]
+        return self.ctx.parallel_map(one, range(self.n), chunked)  # type: ignore[arg-type]
+
+
+def annotate(e: BaseException, op: str, i: int, source: str | None) -> BaseException:
+    """Prefix ``e``'s message with the operator, the sample index and its source (once)."""
+    if getattr(e, "_headrace_annotated", False):
+        return e
+    where = f"sample {i}" + (f" ({source!r})" if source else "")
+    msg = str(e.args[0]) if e.args else type(e).__name__
+    prefix = f"{op}: " if not msg.startswith(f"{op}:") else ""
+    rest = msg[len(op) + 2 :] if not prefix else msg
+    e.args = (f"{op}: {where}: {rest}",) + tuple(e.args[1:])
+    if hasattr(e, "sample_index"):
+        e.sample_index = i  # type: ignore[attr-defined]
+        if source is not None:
+            e.source = source  # type: ignore[attr-defined]
+    try:
+        e._headrace_annotated = True  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return e

@@ -1,0 +1,268 @@
+"""The planned-kernel mechanism: per-sample plans on the host, one pixel kernel per backend.
+
+A planned operator (``OpSchema(..., planned=Planned(plan, ...))``) splits into
+
+* a *plan* function, ``plan(shape, layout, in_dtype, **args) -> KernelPlan`` (for random ops a
+  sampler ``plan(generator, shape, layout, in_dtype, **args)``), computed on the CPU from the
+  sample's shape and the call's arguments — the same on every backend, so the CPU and the GPU
+  draw identical random parameters;
+* a *pixel kernel* per backend, ``kernel(sample, layout, **plan.kwargs)``, found by the op's name
+  in ``backends/<backend>/<family>.py``.
+
+:func:`planned_kernel` joins them into a batch kernel. It
+
+* shares one plan between samples of equal shape when no argument varies per sample, and
+  remembers plans across calls (:data:`PLAN_CACHE_SIZE`; plans are pure);
+* draws random plans in sample order on the calling thread;
+* computes the plans of heavy kernels on the worker threads (a sample's Python plan math then
+  overlaps another sample's native kernel), and those of ``light`` kernels up front;
+* runs the pixel kernels on the thread pool once the batch holds at least
+  :data:`PARALLEL_MIN_ELEMENTS` elements (CPU only), giving each thread a contiguous run of
+  samples for ``light`` kernels;
+* writes equal-shaped outputs of ``dense`` kernels (those taking ``out=``) into one batch array;
+* passes samples whose per-sample ``mask`` is 0 through unchanged (their draws still happen).
+
+Examples
+--------
+>>> default_layout(None, 3, {3: "HWC"}), default_layout("CHW", 3, {3: "HWC"})
+('HWC', 'CHW')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from headrace._core import dtype as _dt
+from headrace._core import storage as _st
+from headrace._core.batch import Batch
+from headrace._core.errors import InvalidArgumentError
+from headrace._dispatch.args import PerSample, has_per_sample, sample_args
+from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.schema import Planned
+
+Vals = dict[str, Any]
+
+#: Batches with fewer elements than this run sample by sample on the calling thread.
+PARALLEL_MIN_ELEMENTS = 1 << 16
+#: How many plans of recent calls are remembered.
+PLAN_CACHE_SIZE = 512
+_PLAN_CACHE: dict[Any, Any] = {}
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """Everything a pixel kernel needs for one sample, computed without touching pixels.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        Output sample shape.
+    dtype : numpy.dtype or None
+        Output element type; ``None`` keeps the input's.
+    kwargs : dict
+        Keyword arguments of the pixel kernel (``kernel(x, layout, **kwargs)``).
+    """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def default_layout(layout: str | None, ndim: int, defaults: Mapping[int, str] | None) -> str | None:
+    """The input's layout, or the operator's default layout for ``ndim`` dims when it has none.
+
+    Examples
+    --------
+    >>> default_layout(None, 4, {3: "HWC", 4: "FHWC"}), default_layout(None, 2, {3: "HWC"})
+    ('FHWC', None)
+    """
+    if layout or not defaults:
+        return layout or None
+    return defaults.get(ndim)
+
+
+def plan_args(op: str, vals: Vals) -> Vals:
+    """The keyword arguments of a plan function: ``None`` values dropped, dtypes as numpy.
+
+    ``output_dtype`` (the reference's deprecated spelling) becomes ``dtype``; ``mask`` is left
+    out (the batch kernel applies it).
+
+    Examples
+    --------
+    >>> from headrace._core import dtype as dt
+    >>> plan_args("op", {"a": None, "dtype": dt.float32, "mask": True})
+    {'dtype': dtype('float32')}
+    """
+    out = {k: v for k, v in vals.items() if v is not None and k not in ("mask", "output_dtype")}
+    alias = vals.get("output_dtype")
+    if alias is not None:
+        if "dtype" in out:
+            raise InvalidArgumentError(
+                f"{op}: `dtype` and its deprecated alias `output_dtype` are both given (got "
+                f"{out['dtype']} and {alias}). Pass only `dtype`."
+            )
+        out["dtype"] = alias
+    dt = out.get("dtype")
+    if isinstance(dt, _dt.DType):
+        out["dtype"] = dt.numpy
+    return out
+
+
+def cached_plan(plan: Callable[..., Any], shape: tuple[int, ...], layout: Any, in_dt: Any,
+                args: Vals) -> Any:  # fmt: skip
+    """``plan(shape, layout, in_dt, **args)``, memoised across calls (plans are pure)."""
+    try:
+        # args always lists one schema's arguments in the same order; arrays go in as bytes.
+        frozen = [(v.shape, v.tobytes()) if type(v) is np.ndarray else v for v in args.values()]
+        key = (plan, shape, layout, in_dt, *args, *frozen)
+        hit = _PLAN_CACHE.get(key)
+    except TypeError:  # an unhashable argument value: no caching
+        return plan(shape, layout, in_dt, **args)
+    if hit is None:
+        hit = plan(shape, layout, in_dt, **args)
+        if len(_PLAN_CACHE) >= PLAN_CACHE_SIZE:
+            _PLAN_CACHE.clear()
+        _PLAN_CACHE[key] = hit
+    return hit
+
+
+class _LazyPlans(Sequence[Any]):
+    """Plans computed on first access (by whichever worker thread runs that sample)."""
+
+    def __init__(self, make: Callable[[int], Any], n: int) -> None:
+        self._make = make
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: int) -> Any:  # type: ignore[override]
+        return self._make(i)
+
+
+def _in_dtype(x: Batch) -> np.dtype | None:
+    try:
+        return x._dtype.numpy
+    except TypeError:
+        return None
+
+
+def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals: Vals
+               ) -> Sequence[Any]:  # fmt: skip
+    """One plan per sample (errors name the sample)."""
+    samples = x._samples
+    assert samples is not None
+    in_dt = _in_dtype(x)
+    plan = spec.plan
+    per = has_per_sample(vals)
+    shared = None if per else plan_args(kc.name, vals)
+
+    def args(i: int) -> Vals:
+        return shared if shared is not None else plan_args(kc.name, sample_args(vals, i))
+
+    if spec.random:
+        gen = kc.generator()  # samplers draw in sample order, on this thread
+        return kc.map(
+            lambda i: plan(gen, tuple(samples[i].shape), lay, in_dt, **args(i)), parallel=False
+        )
+    if shared is not None:
+        seen: dict[tuple[int, ...], Any] = {}
+
+        def one(i: int) -> Any:
+            shp = tuple(samples[i].shape)
+            p = seen.get(shp)
+            if p is None:
+                p = seen[shp] = cached_plan(plan, shp, lay, in_dt, shared)
+            return p
+
+    else:
+
+        def one(i: int) -> Any:
+            return plan(tuple(samples[i].shape), lay, in_dt, **args(i))
+
+    if spec.light:
+        return kc.map(one, parallel=False)
+    return _LazyPlans(one, len(samples))
+
+
+def planned_kernel(spec: Planned, fn: Callable[..., Any]) -> Callable[..., tuple[Batch]]:
+    """A batch kernel running ``spec``'s plans with the pixel kernel ``fn``."""
+
+    def kern(kc: KernelContext, ins: list[Batch | None], vals: Vals) -> tuple[Batch]:
+        if spec.prepare is not None:
+            vals = spec.prepare(kc, ins, vals)
+        x = ins[0]
+        assert x is not None
+        samples = x._samples
+        assert samples is not None
+        lay = default_layout(x._layout, x.ndim, spec.layouts)
+        plans = make_plans(kc, spec, x, lay, vals)
+        out_lay = lay if spec.out_layout is None else spec.out_layout(lay, plans, vals)
+        if spec.whole_batch is not None:
+            outs = spec.whole_batch(kc, x, lay, plans, vals)
+            if outs is not None:
+                return (wrap(kc, outs, plans, x, out_lay),)
+        return (run_plans(kc, x, plans, fn, lay, out_lay, spec, vals.get("mask", True)),)
+
+    kern.__name__ = kern.__qualname__ = f"planned_{fn.__name__}"
+    return kern
+
+
+def run_plans(
+    kc: KernelContext,
+    x: Batch,
+    plans: Sequence[Any],
+    fn: Callable[..., Any],
+    lay: str | None,
+    out_lay: str | None,
+    spec: Planned,
+    mask: Any = True,
+) -> Batch:
+    """Apply ``fn(sample, lay, **plan.kwargs)`` to every sample; wrap the results."""
+    samples = x._samples
+    assert samples is not None
+    parallel = (
+        kc.device.device_type == "cpu"
+        and len(samples) > 1
+        and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
+    )
+    slab = _dense_slab(kc, plans) if spec.dense else None
+    masked = type(mask) is PerSample or not mask
+
+    def run(i: int) -> Any:
+        if masked and not (mask[i] if type(mask) is PerSample else mask):
+            return samples[i]  # masked out: passed through unchanged
+        if slab is not None:
+            return fn(samples[i], lay, out=slab[i], **plans[i].kwargs)
+        return fn(samples[i], lay, **plans[i].kwargs)
+
+    return wrap(kc, kc.map(run, parallel, spec.light), plans, x, out_lay, slab)
+
+
+def wrap(kc: KernelContext, outs: list[Any], plans: Sequence[Any], x: Batch, out_lay: str | None,
+         slab: np.ndarray | None = None) -> Batch:  # fmt: skip
+    """The output Batch: the outputs' dtype (else the plans', else the input's) and layout."""
+    dt = x._dtype
+    if outs:
+        dt = _st.dtype_of(outs[0])
+    elif plans and plans[0].dtype is not None:
+        dt = _dt.from_numpy(np.dtype(plans[0].dtype))
+    if out_lay is not None and outs and len(out_lay) != outs[0].ndim:
+        out_lay = None
+    return Batch._wrap(outs, dt, out_lay, kc.device, dense=slab)
+
+
+def _dense_slab(kc: KernelContext, plans: Sequence[Any]) -> np.ndarray | None:
+    """One ``(N, *shape)`` CPU array for the outputs when every sample's plan agrees on them,
+    so ``Batch.torch()`` needs no stacking copy."""
+    if kc.device.device_type != "cpu" or not plans:
+        return None
+    shape, dtype = plans[0].shape, plans[0].dtype
+    if dtype is None or any(p.shape != shape or p.dtype != dtype for p in plans):
+        return None
+    return np.empty((len(plans), *shape), dtype)

@@ -1,0 +1,197 @@
+"""One schema per operator: its inputs, arguments, devices, and where its kernels live.
+
+An operator is declared once as an :class:`OpSchema` in its ``ops`` (or ``decoders``,
+``random``…) module. Its kernels are *found by name*: the kernel of ``op`` for device ``cpu`` is
+the attribute ``op`` (or ``kernel=``) of ``headrace.backends.cpu.<family>``; for ``gpu`` it is the
+same name in ``headrace.backends.torch.<family>``. Backend modules are imported on the first call
+that needs them; nothing registers kernels as an import side effect.
+
+A kernel found by name is one of two things:
+
+* with ``planned=Planned(...)``: a per-sample *pixel kernel* ``fn(sample, layout, **plan.kwargs)``;
+  the plan (output shape, dtype and the kernel's parameters) comes from the schema's plan function
+  on the CPU, identically for every backend (see :mod:`headrace._dispatch.planned`);
+* otherwise: a *batch kernel* ``fn(kc, inputs, args) -> tuple[Batch, ...]``.
+
+Examples
+--------
+>>> import headrace as ndd
+>>> from headrace._dispatch.schema import REGISTRY
+>>> s = REGISTRY["brightness_contrast"]
+>>> s.family, s.kernel, s.planned is not None
+('color', 'brightness_contrast', True)
+>>> s.kernel_for(ndd.device("cpu")).__name__
+'planned_brightness_contrast'
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from headrace._core.batch import Batch
+from headrace._core.device import Device
+from headrace._core.errors import UnsupportedDeviceError
+from headrace._dispatch.args import REQUIRED, Arg
+from headrace._dispatch.kernel_context import KernelContext
+
+#: Every declared operator by name.
+REGISTRY: dict[str, OpSchema] = {}
+#: The package holding each device type's kernels.
+BACKENDS = {"cpu": "headrace.backends.cpu", "gpu": "headrace.backends.torch"}
+
+Vals = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """How a planned operator computes its per-sample plans (see :mod:`.planned`).
+
+    Attributes
+    ----------
+    plan : callable
+        ``plan(shape, layout, in_dtype, **args) -> KernelPlan``; with ``random=True`` a sampler
+        ``plan(generator, shape, layout, in_dtype, **args)`` drawing in sample order.
+    random : bool
+        Whether ``plan`` draws from the call's generator.
+    layouts : mapping of int to str, optional
+        Layout assumed (and given to the output) for inputs without one, by number of dims.
+    prepare : callable, optional
+        ``prepare(kc, inputs, args) -> args`` run first, e.g. to turn argument inputs or
+        batch-wide statistics into arguments.
+    out_layout : callable, optional
+        ``out_layout(layout, plans, args) -> layout`` of the output (default: the input's).
+    whole_batch : callable, optional
+        ``whole_batch(kc, x, layout, plans, args) -> list | None``: computes every output at once
+        when it returns a list (e.g. statistics shared by the batch); ``None`` runs the pixel
+        kernel sample by sample.
+    light : bool
+        Memory-bound kernel (~0.1 ms per image): plans are computed up front, and each thread
+        gets one contiguous run of samples.
+    dense : bool
+        The pixel kernel takes ``out=``: equal-shaped outputs go into one dense batch array.
+    """
+
+    plan: Callable[..., Any]
+    random: bool = False
+    layouts: Mapping[int, str] | None = None
+    prepare: Callable[[KernelContext, list[Batch | None], Vals], Vals] | None = None
+    out_layout: Callable[[str | None, Sequence[Any], Vals], str | None] | None = None
+    whole_batch: Callable[..., list[Any] | None] | None = None
+    light: bool = False
+    dense: bool = False
+
+
+@dataclass
+class OpSchema:
+    """Declaration of one operator; see the module docstring.
+
+    ``family`` names the backend modules (``backends/<backend>/<family>.py``) holding its
+    kernels; ``kernel`` the attribute there (default: the last part of ``name``).
+    ``capture=False`` keeps the op out of capture-mode recording (it runs eagerly).
+    """
+
+    name: str
+    family: str = ""
+    inputs: Sequence[str] = ("input",)
+    args: Sequence[Arg] = ()
+    devices: Sequence[str] = ("cpu", "gpu")
+    num_outputs: int = 1
+    random: bool = False
+    planned: Planned | None = None
+    kernel: str = ""
+    min_inputs: int | None = None
+    variadic: bool = False
+    cpu_only_inputs: bool = False
+    output_devices: Callable[[Device], Sequence[Device]] | None = None
+    check: Callable[[dict[str, Any]], None] | None = None
+    inline_bytes: int = 1 << 16
+    capture: bool = True
+    doc: str = ""
+    gpu_module: str | None = None  # TRANSITIONAL: old-style registration, removed below
+    kernels: dict[str, Callable[..., Any]] = field(default_factory=dict, repr=False)
+    modules: dict[str, ModuleType] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.name in REGISTRY:
+            raise RuntimeError(f"Operator {self.name!r} is declared twice.")
+        REGISTRY[self.name] = self
+        if not self.kernel:
+            self.kernel = self.name.rsplit(".", 1)[-1]
+        self.arg_map = {a.name: a for a in self.args}
+        self.defaults = {a.name: a.default for a in self.args if a.default is not REQUIRED}
+        self.required = tuple(a.name for a in self.args if a.default is REQUIRED)
+
+    def call(
+        self,
+        inputs: Sequence[Any],
+        device: Any = None,
+        batch_size: int | None = None,
+        rng: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run the operator on ``inputs`` with ``kwargs`` (``None`` values mean "default")."""
+        from headrace._dispatch.call import dispatch
+
+        return dispatch(self, inputs, device, batch_size, rng, kwargs)
+
+    # --- kernels, found by name ----------------------------------------------------------------
+    def backend_module(self, kind: str) -> ModuleType:
+        """The module holding this op's kernels for device type ``kind`` (imported lazily)."""
+        mod = self.modules.get(kind)
+        if mod is None:
+            pkg = BACKENDS.get(kind)
+            if pkg is None or kind not in self.devices:
+                raise self._unsupported(kind)
+            mod = self.modules[kind] = importlib.import_module(f"{pkg}.{self.family}")
+        return mod
+
+    def kernel_for(self, dev: Device) -> Callable[..., Any]:
+        """The batch kernel for ``dev``'s device type."""
+        kind = dev.device_type
+        k = self.kernels.get(kind)
+        if k is None and not self.family:  # TRANSITIONAL
+            if kind == "gpu" and self.gpu_module and "gpu" in self.devices:
+                importlib.import_module(self.gpu_module)
+                k = self.kernels.get(kind)
+            if k is None:
+                raise self._unsupported(kind)
+            return k
+        if k is None:
+            mod = self.backend_module(kind)
+            fn = getattr(mod, self.kernel, None)
+            if fn is None:
+                raise UnsupportedDeviceError(
+                    f"Operator `{self.name}` has no {kind} kernel: "
+                    f"{mod.__name__}.{self.kernel} is missing."
+                )
+            if self.planned is not None:
+                from headrace._dispatch.planned import planned_kernel
+
+                fn = planned_kernel(self.planned, fn)
+            k = self.kernels[kind] = fn
+        return k
+
+    def legacy_kernel(self, device: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """TRANSITIONAL decorator registering a batch kernel for ``device``."""
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self.kernels[device] = fn
+            return fn
+
+        return deco
+
+    def _unsupported(self, kind: str) -> UnsupportedDeviceError:
+        supported = ", ".join(repr(d) for d in self.devices)
+        return UnsupportedDeviceError(
+            f'Invalid device "{kind}" for operator `{self.name}`: it supports {supported}.'
+        )
+
+    def out_devices(self, dev: Device) -> Sequence[Device]:
+        """The devices of the outputs when the op runs on ``dev``."""
+        if self.output_devices is not None:
+            return self.output_devices(dev)
+        return (dev,) * self.num_outputs
