@@ -59,6 +59,11 @@ class Batch(ArithmeticMixin, DeviceMixin):
         "_sources",
         "_src",
     )
+    _is_batch = True  # lets tensor.py recognise batches without importing this module
+
+    def _as_one_tensor(self, *, pad: bool = False, device: Any = None) -> Tensor:
+        """``ndd.as_tensor(batch)`` (called by tensor.py, which cannot import this module)."""
+        return batch_to_tensor(self, pad=pad, device=device)
 
     def __init__(
         self,

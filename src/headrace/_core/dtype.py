@@ -174,9 +174,9 @@ class DType:
         """Create a tensor of this type: ``ndd.float32([1, 2])``."""
         if "dtype" in kwargs:
             raise ValueError("dtype cannot be overridden")
-        from headrace._core.tensor import tensor
+        from headrace._core.entry import op
 
-        return tensor(*args, dtype=self, **kwargs)
+        return op("tensor")(*args, dtype=self, **kwargs)
 
     @staticmethod
     def from_type_id(type_id: Any) -> DType:

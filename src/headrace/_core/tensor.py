@@ -22,6 +22,7 @@ from headrace._core import indexing as _ix
 from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
+from headrace._core.entry import provide
 from headrace._core.errors import InvalidArgumentError
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
@@ -84,9 +85,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         elif data is None:
             raise InvalidArgumentError("Tensor: data is required.")
         else:
-            from headrace._core.batch import Batch
-
-            if isinstance(data, Batch):
+            if getattr(type(data), "_is_batch", False):
                 raise InvalidArgumentError(
                     "Use ndd.as_tensor(batch, pad=...) to convert a Batch to a Tensor."
                 )
@@ -325,6 +324,7 @@ def _enum_or(data: Any, arr: Any) -> _dt.DType:
     return e if e is not None else _st.dtype_of(arr)
 
 
+@provide("tensor")
 def tensor(data: Any, dtype: Any = None, device: Any = None, layout: str | None = None) -> Tensor:
     """Create a Tensor holding an independent copy of ``data``.
 
@@ -370,12 +370,8 @@ def as_tensor(
     >>> np.shares_memory(np.asarray(ndd.as_tensor(a)), a)
     True
     """
-    from headrace._core.batch import Batch
-
-    if isinstance(data, Batch):
-        from headrace._core.batch import batch_to_tensor
-
-        t = batch_to_tensor(data, pad=pad, device=device)
+    if getattr(type(data), "_is_batch", False):
+        t = data._as_one_tensor(pad=pad, device=device)
         if dtype is not None or layout is not None:
             t = Tensor(t, dtype=dtype, layout=layout)
         return t

@@ -14,7 +14,7 @@ A capture loop bound to the thread (:mod:`.hooks`) sees every call first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,12 +34,14 @@ from headrace._dispatch.args import ArgDict, PerSample
 from headrace._dispatch.hooks import NOT_CAPTURED
 from headrace._dispatch.hooks import _local as _hook_local
 from headrace._dispatch.kernel_context import KernelContext
-from headrace._dispatch.schema import OpSchema
 from headrace._exec import callsite as _callsite
 from headrace._exec.context import EvalContext
 from headrace._exec.eval_mode import EvalMode
 from headrace._exec.invocation import Invocation, in_worker
 from headrace._rng import resolve_rng
+
+if TYPE_CHECKING:
+    from headrace._dispatch.schema import OpSchema
 
 
 class _Bound:

@@ -43,7 +43,6 @@ from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.args import PerSample, has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
-from headrace._dispatch.schema import Planned
 
 Vals = dict[str, Any]
 
@@ -71,6 +70,45 @@ class KernelPlan:
     shape: tuple[int, ...]
     dtype: np.dtype | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """How a planned operator computes its per-sample plans (see :mod:`.planned`).
+
+    Attributes
+    ----------
+    plan : callable
+        ``plan(shape, layout, in_dtype, **args) -> KernelPlan``; with ``random=True`` a sampler
+        ``plan(generator, shape, layout, in_dtype, **args)`` drawing in sample order.
+    random : bool
+        Whether ``plan`` draws from the call's generator.
+    layouts : mapping of int to str, optional
+        Layout assumed (and given to the output) for inputs without one, by number of dims.
+    prepare : callable, optional
+        ``prepare(kc, inputs, args) -> args`` run first, e.g. to turn argument inputs or
+        batch-wide statistics into arguments.
+    out_layout : callable, optional
+        ``out_layout(layout, plans, args) -> layout`` of the output (default: the input's).
+    whole_batch : callable, optional
+        ``whole_batch(kc, x, layout, plans, args) -> list | None``: computes every output at once
+        when it returns a list (e.g. statistics shared by the batch); ``None`` runs the pixel
+        kernel sample by sample.
+    light : bool
+        Memory-bound kernel (~0.1 ms per image): plans are computed up front, and each thread
+        gets one contiguous run of samples.
+    dense : bool
+        The pixel kernel takes ``out=``: equal-shaped outputs go into one dense batch array.
+    """
+
+    plan: Callable[..., Any]
+    random: bool = False
+    layouts: Mapping[int, str] | None = None
+    prepare: Callable[[KernelContext, list[Batch | None], Vals], Vals] | None = None
+    out_layout: Callable[[str | None, Sequence[Any], Vals], str | None] | None = None
+    whole_batch: Callable[..., list[Any] | None] | None = None
+    light: bool = False
+    dense: bool = False
 
 
 def default_layout(layout: str | None, ndim: int, defaults: Mapping[int, str] | None) -> str | None:

@@ -27,62 +27,21 @@ Examples
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from headrace._core.batch import Batch
 from headrace._core.device import Device
 from headrace._core.errors import UnsupportedDeviceError
 from headrace._dispatch.args import REQUIRED, Arg
-from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.call import dispatch
+from headrace._dispatch.planned import Planned, planned_kernel
 
 #: Every declared operator by name.
 REGISTRY: dict[str, OpSchema] = {}
 #: The package holding each device type's kernels.
 BACKENDS = {"cpu": "headrace.backends.cpu", "gpu": "headrace.backends.torch"}
-
-Vals = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Planned:
-    """How a planned operator computes its per-sample plans (see :mod:`.planned`).
-
-    Attributes
-    ----------
-    plan : callable
-        ``plan(shape, layout, in_dtype, **args) -> KernelPlan``; with ``random=True`` a sampler
-        ``plan(generator, shape, layout, in_dtype, **args)`` drawing in sample order.
-    random : bool
-        Whether ``plan`` draws from the call's generator.
-    layouts : mapping of int to str, optional
-        Layout assumed (and given to the output) for inputs without one, by number of dims.
-    prepare : callable, optional
-        ``prepare(kc, inputs, args) -> args`` run first, e.g. to turn argument inputs or
-        batch-wide statistics into arguments.
-    out_layout : callable, optional
-        ``out_layout(layout, plans, args) -> layout`` of the output (default: the input's).
-    whole_batch : callable, optional
-        ``whole_batch(kc, x, layout, plans, args) -> list | None``: computes every output at once
-        when it returns a list (e.g. statistics shared by the batch); ``None`` runs the pixel
-        kernel sample by sample.
-    light : bool
-        Memory-bound kernel (~0.1 ms per image): plans are computed up front, and each thread
-        gets one contiguous run of samples.
-    dense : bool
-        The pixel kernel takes ``out=``: equal-shaped outputs go into one dense batch array.
-    """
-
-    plan: Callable[..., Any]
-    random: bool = False
-    layouts: Mapping[int, str] | None = None
-    prepare: Callable[[KernelContext, list[Batch | None], Vals], Vals] | None = None
-    out_layout: Callable[[str | None, Sequence[Any], Vals], str | None] | None = None
-    whole_batch: Callable[..., list[Any] | None] | None = None
-    light: bool = False
-    dense: bool = False
 
 
 @dataclass
@@ -134,8 +93,6 @@ class OpSchema:
         **kwargs: Any,
     ) -> Any:
         """Run the operator on ``inputs`` with ``kwargs`` (``None`` values mean "default")."""
-        from headrace._dispatch.call import dispatch
-
         return dispatch(self, inputs, device, batch_size, rng, kwargs)
 
     # --- kernels, found by name ----------------------------------------------------------------
@@ -169,8 +126,6 @@ class OpSchema:
                     f"{mod.__name__}.{self.kernel} is missing."
                 )
             if self.planned is not None:
-                from headrace._dispatch.planned import planned_kernel
-
                 fn = planned_kernel(self.planned, fn)
             k = self.kernels[kind] = fn
         return k
