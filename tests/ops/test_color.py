@@ -151,6 +151,10 @@ def test_missing_layout_defaults_to_hwc():
     [
         ("brightness_contrast", C.brightness_contrast, {"brightness": 1.4, "contrast": 0.7}, 0),
         ("brightness_contrast", C.brightness_contrast, {"contrast_center": 40.0}, 0),
+        ("brightness", C.brightness, {"brightness": 1.4, "brightness_shift": 0.1}, 0),
+        ("brightness", C.brightness, {"brightness": 0.6, "brightness_shift": -0.2}, 0),
+        ("contrast", C.contrast, {"contrast": 0.7}, 0),
+        ("contrast", C.contrast, {"contrast": 1.6, "contrast_center": 40.0}, 0),
         ("color_twist", C.color_twist, {"hue": 33.0, "saturation": 0.6, "brightness": 1.1}, 1),
         ("hsv", C.hsv, {"hue": -20.0, "saturation": 1.4, "value": 0.9}, 1),
         ("hue", C.hue, {"hue": 123.0}, 1),

@@ -44,12 +44,15 @@ Scalar = float | TensorOrBatch
 _IMAGE = {3: "HWC", 4: "FHWC"}
 
 
-def _schema(name: str, *args: Arg, planned: Planned | None = None) -> OpSchema:
-    """A colour op: per-sample plans from ``_color_params``, pixel kernels named ``name`` in
-    ``backends/<backend>/color.py``."""
+def _schema(
+    name: str, *args: Arg, planned: Planned | None = None, kernel: str = ""
+) -> OpSchema:
+    """A colour op: per-sample plans from ``_color_params`` (``<kernel>_params``), pixel kernels
+    named ``kernel`` (default: ``name``) in ``backends/<backend>/color.py``."""
+    kernel = kernel or name
     if planned is None:
-        planned = Planned(getattr(P, f"{name}_params"), layouts=_IMAGE)
-    return OpSchema(name, "color", args=args, planned=planned)
+        planned = Planned(getattr(P, f"{kernel}_params"), layouts=_IMAGE)
+    return OpSchema(name, "color", args=args, planned=planned, kernel=kernel)
 
 
 def _f(name: str, default: float, doc: str) -> Arg:
@@ -61,14 +64,17 @@ _IMAGE_TYPE = Arg("image_type", to_image_type, _types.RGB, doc="Colour space of 
 _HUE = _f("hue", 0.0, "Hue rotation in degrees.")
 _SAT = _f("saturation", 1.0, "Saturation factor (0: grey).")
 
-BRIGHTNESS_CONTRAST = _schema(
-    "brightness_contrast",
+_BRIGHTNESS = (
     _f("brightness", 1.0, "Brightness multiplier."),
     _f("brightness_shift", 0.0, "Brightness shift, in units of the output type's range."),
+)
+_CONTRAST = (
     _f("contrast", 1.0, "Contrast multiplier (0: flat grey at contrast_center)."),
     Arg("contrast_center", to_float, None, per_sample=True, doc="Value kept by contrast."),
-    _DTYPE,
 )
+BRIGHTNESS_CONTRAST = _schema("brightness_contrast", *_BRIGHTNESS, *_CONTRAST, _DTYPE)
+BRIGHTNESS = _schema("brightness", *_BRIGHTNESS, _DTYPE, kernel="brightness_contrast")
+CONTRAST = _schema("contrast", *_CONTRAST, _DTYPE, kernel="brightness_contrast")
 COLOR_TWIST = _schema(
     "color_twist",
     _f("brightness", 1.0, "Brightness multiplier."),
@@ -214,6 +220,102 @@ def brightness_contrast(
     [64, 128, 192]
     """
     return BRIGHTNESS_CONTRAST.call((input,), **forward_args(locals(), "input"))
+
+
+def brightness(
+    input: Any,
+    /,
+    *,
+    brightness: Scalar | None = None,
+    brightness_shift: Scalar | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Adjust brightness: ``out = brightness * in + brightness_shift * R``.
+
+    ``R`` is 1 for float outputs and the output type's maximum otherwise; integer outputs round
+    and saturate. The same as :func:`brightness_contrast` with its contrast left at 1.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        Channel-last images (``HWC``, ``FHWC``, ``DHWC``), any numeric type.
+    brightness : float, scalar or Batch, optional
+        Multiplier (default 1); may vary per sample.
+    brightness_shift : float, scalar or Batch, optional
+        Shift in units of the output range (default 0); may vary per sample.
+    dtype : DType, optional
+        Output type (default: the input's).
+    device : str or Device, optional
+        ``"cpu"`` or ``"gpu"`` (default: where the input lives).
+    batch_size : int, optional
+        Broadcast a Tensor input to a batch of this size.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([[[10, 100, 200]]], np.uint8), layout="HWC")
+    >>> np.asarray(ndd.brightness(x, brightness=1.5).cpu()).ravel().tolist()
+    [15, 150, 255]
+    """
+    return BRIGHTNESS.call((input,), **forward_args(locals(), "input"))
+
+
+def contrast(
+    input: Any,
+    /,
+    *,
+    contrast: Scalar | None = None,
+    contrast_center: Scalar | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Adjust contrast: ``out = contrast_center + contrast * (in - contrast_center)``.
+
+    Integer outputs round and saturate. The same as :func:`brightness_contrast` with its
+    brightness left at 1 and no shift.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        Channel-last images (``HWC``, ``FHWC``, ``DHWC``), any numeric type.
+    contrast : float, scalar or Batch, optional
+        Multiplier of the distance from the centre (default 1; 0 gives a flat image); may vary
+        per sample.
+    contrast_center : float, scalar or Batch, optional
+        Value kept unchanged. Default: half the input type's positive range (128 for uint8,
+        0.5 for floats).
+    dtype : DType, optional
+        Output type (default: the input's).
+    device : str or Device, optional
+        ``"cpu"`` or ``"gpu"`` (default: where the input lives).
+    batch_size : int, optional
+        Broadcast a Tensor input to a batch of this size.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = ndd.tensor(np.array([[[0, 128, 255]]], np.uint8), layout="HWC")
+    >>> np.asarray(ndd.contrast(x, contrast=2.0).cpu()).ravel().tolist()
+    [0, 128, 255]
+    >>> np.asarray(ndd.contrast(x, contrast=0.5, contrast_center=0).cpu()).ravel().tolist()
+    [0, 64, 128]
+    """
+    return CONTRAST.call((input,), **forward_args(locals(), "input"))
 
 
 def color_twist(
@@ -556,9 +658,11 @@ def lookup_table(
 
 
 __all__ = [
+    "brightness",
     "brightness_contrast",
     "color_space_conversion",
     "color_twist",
+    "contrast",
     "hsv",
     "hue",
     "lookup_table",

@@ -415,7 +415,6 @@ __all__ = [
     "shapes",
     "squeeze",
     "stack",
-    "subscript",
     "transpose",
     "zeros",
 ]
