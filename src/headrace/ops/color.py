@@ -44,9 +44,7 @@ Scalar = float | TensorOrBatch
 _IMAGE = {3: "HWC", 4: "FHWC"}
 
 
-def _schema(
-    name: str, *args: Arg, planned: Planned | None = None, kernel: str = ""
-) -> OpSchema:
+def _schema(name: str, *args: Arg, planned: Planned | None = None, kernel: str = "") -> OpSchema:
     """A colour op: per-sample plans from ``_color_params`` (``<kernel>_params``), pixel kernels
     named ``kernel`` (default: ``name``) in ``backends/<backend>/color.py``."""
     kernel = kernel or name
