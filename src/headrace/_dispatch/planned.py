@@ -20,7 +20,8 @@ A planned operator (``OpSchema(..., planned=Planned(plan, ...))``) splits into
   :data:`PARALLEL_MIN_ELEMENTS` elements (CPU only), giving each thread a contiguous run of
   samples for ``light`` kernels;
 * writes equal-shaped outputs of ``dense`` kernels (those taking ``out=``) into one batch array;
-* passes samples whose per-sample ``mask`` is 0 through unchanged (their draws still happen).
+* passes samples whose per-sample ``mask`` is 0 through unchanged (their plans, hence their
+  checks and draws, still happen).
 
 Examples
 --------
@@ -274,6 +275,7 @@ def run_plans(
 
     def run(i: int) -> Any:
         if masked and not (mask[i] if type(mask) is PerSample else mask):
+            _ = plans[i]  # still planned, so still checked (as the reference checks every sample)
             return samples[i]  # masked out: passed through unchanged
         if slab is not None:
             return fn(samples[i], lay, out=slab[i], **plans[i].kwargs)

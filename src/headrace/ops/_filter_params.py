@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
+from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
-from headrace.ops._geometry_common import KernelPlan, spatial_axes
+from headrace.ops._geometry_common import spatial_axes
 from headrace.types import DALIInterpType, interp_type
 
 WATER_FREQ = 2 * math.pi / 128  # DALI's default freq_x/freq_y (0.049087)

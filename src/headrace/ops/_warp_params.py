@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
-from headrace.ops._geometry_common import KernelPlan
 from headrace.types import DALIInterpType, interp_type
 
 _F32 = np.float32

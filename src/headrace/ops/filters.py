@@ -28,18 +28,20 @@ from headrace._dispatch.args import (
     to_int,
     to_ints,
 )
-from headrace._dispatch.schema import OpSchema
+from headrace._dispatch.schema import OpSchema, Planned
 from headrace._rng import RNG
+from headrace.ops import _filter_params as P
 from headrace.ops._enum_args import to_interp_type
-from headrace.ops._filter_params import WATER_FREQ
 
 TensorOrBatch = Tensor | Batch
 Scalar = float | TensorOrBatch
-GPU_MODULE = "headrace.backends.torch.filters_ops"
+_HWC = {3: "HWC"}
 
 
-def _schema(name: str, *args: Arg, random: bool = False) -> OpSchema:
-    return OpSchema(name, args=args, gpu_module=GPU_MODULE, random=random)
+def _schema(name: str, plan: Planned, *args: Arg) -> OpSchema:
+    """A filter op: per-sample plans from ``_filter_params``, pixel kernels named ``name`` in
+    ``backends/<backend>/filters.py``."""
+    return OpSchema(name, "filters", args=args, random=plan.random, planned=plan)
 
 
 def _f(name: str, default: float, doc: str, per_sample: bool = True) -> Arg:
@@ -52,12 +54,14 @@ _INTERP = Arg("interp_type", to_interp_type, _types.INTERP_NN, doc="INTERP_NN or
 
 GAUSSIAN_BLUR = _schema(
     "gaussian_blur",
+    Planned(P.gaussian_blur_params),
     Arg("sigma", to_floats, 0.0, per_sample=True, doc="Sigma, one or one per spatial axis."),
     Arg("window_size", to_ints, 0, per_sample=True, doc="Odd window, one or one per axis."),
     Arg("dtype", to_dtype, None, doc="Output type (default: the input's)."),
 )
 GRID_MASK = _schema(
     "grid_mask",
+    Planned(P.grid_mask_params),
     Arg("tile", to_int, 100, per_sample=True, doc="Grid period in pixels."),
     _f("ratio", 0.5, "Fraction of each tile that is zeroed, per axis."),
     _f("angle", 0.0, "Grid rotation in radians."),
@@ -66,24 +70,25 @@ GRID_MASK = _schema(
 )
 WATER = _schema(
     "water",
+    Planned(P.water_params, layouts=_HWC),
     _f("ampl_x", 10.0, "Horizontal wave amplitude in pixels.", per_sample=False),
     _f("ampl_y", 10.0, "Vertical wave amplitude in pixels.", per_sample=False),
-    _f("freq_x", WATER_FREQ, "Horizontal wave frequency (radians per pixel).", per_sample=False),
-    _f("freq_y", WATER_FREQ, "Vertical wave frequency (radians per pixel).", per_sample=False),
+    _f("freq_x", P.WATER_FREQ, "Horizontal wave frequency (radians per pixel).", per_sample=False),
+    _f("freq_y", P.WATER_FREQ, "Vertical wave frequency (radians per pixel).", per_sample=False),
     _f("phase_x", 0.0, "Horizontal wave phase (radians).", per_sample=False),
     _f("phase_y", 0.0, "Vertical wave phase (radians).", per_sample=False),
     _FILL,
     _INTERP,
     MASK,
 )
-SPHERE = _schema("sphere", _FILL, _INTERP, MASK)
+SPHERE = _schema("sphere", Planned(P.sphere_params, layouts=_HWC), _FILL, _INTERP, MASK)
 JITTER = _schema(
     "jitter",
+    Planned(P.jitter_sampler, random=True, layouts=_HWC),
     Arg("nDegree", to_int, 2, doc="Largest displacement span in pixels."),
     _FILL,
     _INTERP,
     MASK,
-    random=True,
 )
 
 
@@ -330,5 +335,3 @@ def jitter(
 
 
 __all__ = ["gaussian_blur", "grid_mask", "jitter", "sphere", "water"]
-
-from headrace.backends.cpu import filters_ops as _cpu_kernels  # noqa: E402,F401 - registers kernels

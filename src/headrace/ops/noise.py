@@ -15,21 +15,25 @@ np.uint8(12)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
 from headrace._dispatch.args import Arg, forward_args, to_bool, to_float
-from headrace._dispatch.schema import OpSchema
+from headrace._dispatch.schema import OpSchema, Planned
 from headrace._rng import RNG
+from headrace.ops import _filter_params as P
 
 TensorOrBatch = Tensor | Batch
 Scalar = float | TensorOrBatch
-_GPU = "headrace.backends.torch.filters_ops"
 
 
-def _schema(name: str, *args: Arg) -> OpSchema:
-    return OpSchema(f"noise.{name}", args=args, gpu_module=_GPU, random=True)
+def _schema(name: str, sampler: Callable[..., Any], *args: Arg, kernel: str) -> OpSchema:
+    """A noise op: ``sampler`` (``_filter_params``) draws one seed per sample in sample order;
+    the pixel kernels are ``kernel`` in ``backends/<backend>/filters.py``."""
+    planned = Planned(sampler, random=True)
+    return OpSchema(name, "filters", args=args, random=True, planned=planned, kernel=kernel)
 
 
 def _f(name: str, default: float | None, doc: str) -> Arg:
@@ -37,19 +41,28 @@ def _f(name: str, default: float | None, doc: str) -> Arg:
 
 
 GAUSSIAN = _schema(
-    "gaussian",
+    "noise.gaussian",
+    P.noise_gaussian_sampler,
     _f("mean", 0.0, "Mean of the noise."),
     _f("stddev", 1.0, "Standard deviation of the noise."),
+    kernel="noise_gaussian",
 )
 SALT_AND_PEPPER = _schema(
-    "salt_and_pepper",
+    "noise.salt_and_pepper",
+    P.noise_salt_and_pepper_sampler,
     _f("prob", 0.05, "Probability that a pixel is replaced."),
     _f("salt_vs_pepper", 0.5, "Probability that a replaced pixel is salt."),
     _f("salt_val", None, "Salt value (default: the type's maximum, 1 for floats)."),
     _f("pepper_val", None, "Pepper value (default: the type's minimum, -1 for floats)."),
     Arg("per_channel", to_bool, False, doc="Draw per channel instead of per pixel."),
+    kernel="noise_salt_and_pepper",
 )
-SHOT = _schema("shot", _f("factor", 12.0, "Photon-count factor (reference's effective 12)."))
+SHOT = _schema(
+    "noise.shot",
+    P.noise_shot_sampler,
+    _f("factor", 12.0, "Photon-count factor (reference's effective 12)."),
+    kernel="noise_shot",
+)
 
 
 def gaussian(
@@ -185,5 +198,3 @@ def shot(
 
 
 __all__ = ["gaussian", "salt_and_pepper", "shot"]
-
-from headrace.backends.cpu import filters_ops as _cpu_kernels  # noqa: E402,F401 - registers kernels

@@ -16,16 +16,54 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from headrace import types as _types
+from headrace._core import storage as _st
 from headrace._core.batch import Batch
+from headrace._core.device import CPU
+from headrace._core.errors import InvalidArgumentError
 from headrace._core.tensor import Tensor
 from headrace._dispatch.args import REQUIRED as _NO_DEFAULT
-from headrace._dispatch.args import Arg, forward_args, to_bool, to_dtype, to_float, to_floats
-from headrace._dispatch.schema import OpSchema
+from headrace._dispatch.args import (
+    Arg,
+    PerSample,
+    forward_args,
+    to_bool,
+    to_dtype,
+    to_float,
+    to_floats,
+)
+from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.schema import OpSchema, Planned
+from headrace.ops import _warp_params as P
 from headrace.ops._enum_args import to_interp_type
 
 TensorOrBatch = Tensor | Batch
-_GPU = "headrace.backends.torch.warp_ops"
+#: Layouts assumed for inputs without one, by number of dims.
+_LAYOUTS = {2: "HW", 3: "HWC", 4: "FHWC"}
+
+
+def _matrix_input(
+    kc: KernelContext, ins: list[Batch | None], vals: dict[str, Any]
+) -> dict[str, Any]:
+    """Take the matrix from the optional second input ``mtx``, or insist on ``matrix=``."""
+    mtx = ins[1] if len(ins) > 1 else None
+    if mtx is None:
+        if vals["matrix"] is None:
+            raise InvalidArgumentError(
+                "warp_affine: no transform is given (got neither `matrix` nor the `mtx` input). "
+                "Pass matrix=[[m11, m12, m13], [m21, m22, m23]]."
+            )
+        return vals
+    if vals["matrix"] is not None:
+        raise InvalidArgumentError(
+            "warp_affine: the matrix is given twice (got both the `mtx` input and `matrix=`). "
+            "Pass only one of them."
+        )
+    host = [np.asarray(_st.move(m, CPU, mtx._dtype), np.float64) for m in mtx._samples]
+    return {**vals, "matrix": PerSample(host)}
+
 
 _COMMON = (
     Arg("size", to_floats, None, per_sample=True, doc="Output (height, width)."),
@@ -36,23 +74,25 @@ _COMMON = (
 )
 ROTATE = OpSchema(
     "rotate",
+    "warp",
     args=(
         Arg("angle", to_float, _NO_DEFAULT, per_sample=True, doc="Degrees, counter-clockwise."),
         Arg("axis", to_floats, None, per_sample=True, doc="Rotation axis (3-D volumes)."),
         Arg("keep_size", to_bool, False, doc="Keep the input size instead of fitting the result."),
         *_COMMON,
     ),
-    gpu_module=_GPU,
+    planned=Planned(P.rotate_params, layouts=_LAYOUTS),
 )
 WARP_AFFINE = OpSchema(
     "warp_affine",
+    "warp",
     inputs=("data", "mtx"),
     args=(
         Arg("matrix", to_floats, None, per_sample=True, doc="2x3 matrix (or 6 values)."),
         Arg("inverse_map", to_bool, True, doc="The matrix maps output to input points."),
         *_COMMON,
     ),
-    gpu_module=_GPU,
+    planned=Planned(P.warp_affine_params, layouts=_LAYOUTS, prepare=_matrix_input),
 )
 
 
@@ -187,5 +227,3 @@ def warp_affine(
 
 
 __all__ = ["rotate", "warp_affine"]
-
-from headrace.backends.cpu import warp_ops as _cpu_kernels  # noqa: E402,F401 - registers kernels

@@ -6,7 +6,8 @@ Plans and samplers come from :mod:`headrace.ops._filter_params`. Against DALI 2.
 * ``grid_mask``: exact. ``water``/``sphere`` with NN: exact up to float ties; linear: max abs
   diff 1 on uint8 (OpenCV's 1/32-pixel positions).
 * noise ops and ``jitter``: same distributions as DALI, not the same draws; the noise is a
-  deterministic function of the plan's ``seed`` (numpy PCG64), shared with the torch kernels.
+  deterministic function of the plan's ``seed`` (numpy PCG64); the fields, offsets, masks and
+  sampling points come from :mod:`headrace.backends.common`, shared with the torch kernels.
 
 Examples
 --------
@@ -20,12 +21,21 @@ True
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import cv2
 import numpy as np
 
+from headrace.backends.common import (
+    gaussian_field,
+    grid_keep_mask,
+    jitter_indices,
+    reflect101_indices,
+    salt_pepper_masks,
+    shot_field,
+    sphere_points,
+    water_points,
+)
 from headrace.backends.cpu.color import to_dtype
 
 _F32 = np.float32
@@ -38,13 +48,8 @@ def _conv_axis(v: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
     r = (w.size - 1) // 2
     if r == 0:
         return v * w[0]
-    pad = [(0, 0)] * v.ndim
-    pad[axis] = (r, r)
-    if v.shape[axis] == 1:
-        p = np.repeat(v, 2 * r + 1, axis=axis)  # a single sample mirrors onto itself
-    else:
-        p = np.pad(v, pad, mode="reflect")
     n = v.shape[axis]
+    p = np.take(v, reflect101_indices(n, r), axis=axis)
     out = np.take(p, range(0, n), axis=axis) * w[0]
     for k in range(1, w.size):
         out += np.take(p, range(k, k + n), axis=axis) * w[k]
@@ -112,31 +117,6 @@ def gaussian_blur(
 # ------------------------------------------------------------------------------- noise
 
 
-def noise_generator(seed: int) -> np.random.Generator:
-    """The numpy generator that expands a sampler's ``seed`` (shared with the torch kernels).
-
-    Examples
-    --------
-    >>> float(noise_generator(1).random()) == float(noise_generator(1).random())
-    True
-    """
-    return np.random.Generator(np.random.PCG64(seed))
-
-
-def gaussian_field(seed: int, shape: Sequence[int], mean: float, stddev: float) -> np.ndarray:
-    """The float32 noise that ``noise.gaussian`` adds for ``seed``.
-
-    Examples
-    --------
-    >>> gaussian_field(3, (2,), 0.0, 0.0).tolist()
-    [0.0, 0.0]
-    """
-    n = noise_generator(seed).standard_normal(tuple(shape), dtype=_F32)
-    n *= _F32(stddev)
-    n += _F32(mean)
-    return n
-
-
 def noise_gaussian(
     x: np.ndarray, layout: str | None, *, seed: int, mean: float, stddev: float
 ) -> np.ndarray:
@@ -151,26 +131,6 @@ def noise_gaussian(
     v = gaussian_field(seed, x.shape, mean, stddev)
     v += x
     return to_dtype(v, x.dtype)
-
-
-def salt_pepper_masks(
-    seed: int, shape: Sequence[int], prob: float, salt_vs_pepper: float, channel_axis: int | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Boolean (salt, pepper) masks, broadcastable to ``shape``.
-
-    Examples
-    --------
-    >>> s, p = salt_pepper_masks(0, (3, 4, 3), 1.0, 1.0, 2)
-    >>> s.shape, bool(s.all()), bool(p.any())
-    ((3, 4, 1), True, False)
-    """
-    draw_shape = list(shape)
-    if channel_axis is not None:
-        draw_shape[channel_axis] = 1
-    u = noise_generator(seed).random((2, *draw_shape), dtype=_F32)
-    hit = u[0] < prob
-    salt = hit & (u[1] < salt_vs_pepper)
-    return salt, hit & ~salt
 
 
 def noise_salt_and_pepper(
@@ -200,20 +160,6 @@ def noise_salt_and_pepper(
     return out
 
 
-def shot_field(seed: int, x: np.ndarray, factor: float) -> np.ndarray:
-    """``Poisson(max(0, x / factor)) * factor`` as float32 (``x`` itself when factor is 0).
-
-    Examples
-    --------
-    >>> shot_field(0, np.zeros(3, np.uint8), 10.0).tolist()
-    [0.0, 0.0, 0.0]
-    """
-    if factor == 0:
-        return x.astype(_F32)
-    lam = np.maximum(x.astype(np.float64) / factor, 0.0)
-    return (noise_generator(seed).poisson(lam) * factor).astype(_F32)
-
-
 def noise_shot(x: np.ndarray, layout: str | None, *, seed: int, factor: float) -> np.ndarray:
     """Shot (Poisson) noise: each event adds ``factor``; ``x`` holds the expected values.
 
@@ -223,36 +169,6 @@ def noise_shot(x: np.ndarray, layout: str | None, *, seed: int, factor: float) -
     [7, 7, 7]
     """
     return to_dtype(shot_field(seed, x, factor), x.dtype)
-
-
-def jitter_offsets(seed: int, shape: Sequence[int], n_degree: int) -> tuple[np.ndarray, ...]:
-    """Integer (dy, dx) offsets per pixel component for ``jitter``.
-
-    Examples
-    --------
-    >>> dy, dx = jitter_offsets(0, (5, 5, 3), 2)
-    >>> int(dy.min()) >= -1 and int(dx.max()) <= 1
-    True
-    """
-    lo = -(n_degree >> 1)
-    d = noise_generator(seed).integers(lo, lo + n_degree + 1, (2, *shape), dtype=np.int32)
-    return d[0], d[1]
-
-
-def jitter_indices(seed: int, shape: Sequence[int], n_degree: int) -> np.ndarray:
-    """Flat source indices (H*W*C) of every output component of ``jitter``.
-
-    Examples
-    --------
-    >>> jitter_indices(0, (2, 2, 1), 0).tolist()
-    [0, 1, 2, 3]
-    """
-    h, w, c = shape
-    dy, dx = jitter_offsets(seed, shape, n_degree)
-    ys = np.clip(np.arange(h, dtype=np.int64)[:, None, None] + dy, 0, h - 1)
-    xs = np.clip(np.arange(w, dtype=np.int64)[None, :, None] + dx, 0, w - 1)
-    cs = np.arange(c, dtype=np.int64)[None, None, :]
-    return ((ys * w + xs) * c + cs).ravel()
 
 
 def jitter(x: np.ndarray, layout: str | None, *, seed: int, n_degree: int) -> np.ndarray:
@@ -271,27 +187,6 @@ def jitter(x: np.ndarray, layout: str | None, *, seed: int, n_degree: int) -> np
 # ------------------------------------------------------------------------------ grid mask
 
 
-def grid_keep_mask(
-    h: int, w: int, *, tile: int, ratio: float, angle: float, shift_x: float, shift_y: float
-) -> np.ndarray:
-    """Boolean (h, w) mask of the pixels ``grid_mask`` keeps (float32 math, as DALI).
-
-    Examples
-    --------
-    >>> grid_keep_mask(1, 4, tile=2, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0).tolist()
-    [[False, True, False, True]]
-    """
-    ca = _F32(math.cos(angle)) / _F32(tile)
-    sa = _F32(math.sin(angle)) / _F32(tile)
-    sx, sy = _F32(shift_x) / _F32(tile), _F32(shift_y) / _F32(tile)
-    ys = np.arange(h, dtype=_F32)[:, None]
-    xs = np.arange(w, dtype=_F32)[None, :]
-    fx = (-sx + ys * -sa) + xs * ca
-    fy = (-sy + ys * ca) + xs * sa
-    r = _F32(ratio)
-    return ((fx - np.floor(fx)) >= r) | ((fy - np.floor(fy)) >= r)
-
-
 def grid_mask(x: np.ndarray, layout: str | None, **params) -> np.ndarray:
     """Zero the grid squares of ``grid_mask`` in an HWC or HW image.
 
@@ -308,40 +203,6 @@ def grid_mask(x: np.ndarray, layout: str | None, **params) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------- displacement
-
-
-def water_points(h: int, w: int, wave: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """Source points (x, y) of ``water`` for every output pixel (float32, DALI's formula).
-
-    Examples
-    --------
-    >>> px, py = water_points(2, 3, (0.0, 0.0, 0.1, 0.1, 0.0, 0.0))
-    >>> px.tolist()
-    [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
-    """
-    ax, ay, fx, fy, phx, phy = (_F32(v) for v in wave)
-    ys = np.arange(h, dtype=_F32)[:, None]
-    xs = np.arange(w, dtype=_F32)[None, :]
-    px = xs + ax * np.sin(fx * ys + phx)
-    py = ys + ay * np.cos(fy * xs + phy)
-    return np.broadcast_to(px, (h, w)), np.broadcast_to(py, (h, w))
-
-
-def sphere_points(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
-    """Source points (x, y) of ``sphere`` for every output pixel (float32, DALI's formula).
-
-    Examples
-    --------
-    >>> px, py = sphere_points(2, 2)
-    >>> px.shape
-    (2, 2)
-    """
-    mid_x, mid_y = _F32(w * 0.5), _F32(h * 0.5)
-    d = _F32(int(max(mid_x, mid_y)))
-    ty = np.arange(h, dtype=_F32)[:, None] + _F32(0.5) - mid_y
-    tx = np.arange(w, dtype=_F32)[None, :] + _F32(0.5) - mid_x
-    rad = np.sqrt(tx * tx + ty * ty) / d
-    return mid_x + rad * tx, mid_y + rad * ty
 
 
 def remap(

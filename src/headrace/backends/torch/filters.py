@@ -1,9 +1,10 @@
 """Torch blur, noise, mask and displacement kernels; same names and plans as the CPU ones.
 
-Noise fields, jitter offsets and grid masks are computed with the CPU module's numpy helpers
-from the plan's seed and moved to the tensor's device once, so CPU and torch kernels produce the
-same values (exactly for integer outputs of noise/jitter/grid_mask; ``noise.gaussian`` on float
-data to float32 rounding). Blur and displacement sampling run on the device: ``gaussian_blur``
+Noise fields, jitter offsets, grid masks and displacement points are computed on the host by
+the numpy helpers of :mod:`headrace.backends.common` (shared with the CPU kernels) from the
+plan and moved to the tensor's device once, so CPU and torch kernels produce the same values
+(exactly for integer outputs of noise/jitter/grid_mask; ``noise.gaussian`` on float data to
+float32 rounding). Blur and displacement sampling run on the device: ``gaussian_blur``
 agrees with the CPU kernel within 1 (uint8) / 1e-4 (float32); ``water``/``sphere`` with NN
 exactly (same float32 points), with linear within 1 (uint8).
 
@@ -25,30 +26,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from headrace.backends.cpu import filters as _cpu
+from headrace.backends import common as _common
 from headrace.backends.torch.color import to_dtype, torch_dtype
-
-
-def reflect101_indices(n: int, r: int) -> np.ndarray:
-    """Source indices of a length-``n`` axis padded by ``r`` on both sides (reflect-101).
-
-    Examples
-    --------
-    >>> reflect101_indices(3, 2).tolist()
-    [2, 1, 0, 1, 2, 1, 0]
-    """
-    idx = np.arange(-r, n + r)
-    if n == 1:
-        return np.zeros_like(idx)
-    period = 2 * (n - 1)
-    idx = np.abs(idx) % period
-    return np.where(idx >= n, period - idx, idx)
 
 
 def _conv_axis(v: torch.Tensor, w: np.ndarray, axis: int) -> torch.Tensor:
     r = (w.size - 1) // 2
     n = v.shape[axis]
-    idx = torch.as_tensor(reflect101_indices(n, r), device=v.device)
+    idx = torch.as_tensor(_common.reflect101_indices(n, r), device=v.device)
     p = v.index_select(axis, idx)
     out = p.narrow(axis, 0, n) * float(w[0])
     for k in range(1, w.size):
@@ -96,7 +81,7 @@ def noise_gaussian(
     ...                stddev=0.0).tolist()
     [12, 12, 12, 12]
     """
-    n = _field(_cpu.gaussian_field(seed, tuple(x.shape), mean, stddev), x)
+    n = _field(_common.gaussian_field(seed, tuple(x.shape), mean, stddev), x)
     return to_dtype(n + x, np.dtype(str(x.dtype).removeprefix("torch.")))
 
 
@@ -120,7 +105,7 @@ def noise_salt_and_pepper(
     ...                           pepper=0, channel_axis=2).max())
     0
     """
-    s, p = _cpu.salt_pepper_masks(seed, tuple(x.shape), prob, salt_vs_pepper, channel_axis)
+    s, p = _common.salt_pepper_masks(seed, tuple(x.shape), prob, salt_vs_pepper, channel_axis)
     out = torch.where(_field(s, x), torch.tensor(salt, dtype=x.dtype, device=x.device), x)
     return torch.where(_field(p, x), torch.tensor(pepper, dtype=x.dtype, device=x.device), out)
 
@@ -134,7 +119,7 @@ def noise_shot(x: torch.Tensor, layout: str | None, *, seed: int, factor: float)
     [7, 7, 7]
     """
     host = x.detach().to("cpu", copy=False).numpy() if factor else None
-    v = x.to(torch.float32) if host is None else _field(_cpu.shot_field(seed, host, factor), x)
+    v = x.to(torch.float32) if host is None else _field(_common.shot_field(seed, host, factor), x)
     return to_dtype(v, _np_dtype(x))
 
 
@@ -151,7 +136,7 @@ def jitter(x: torch.Tensor, layout: str | None, *, seed: int, n_degree: int) -> 
     >>> bool(torch.equal(jitter(x, "HWC", seed=0, n_degree=0), x))
     True
     """
-    idx = _field(_cpu.jitter_indices(seed, tuple(x.shape), n_degree), x)
+    idx = _field(_common.jitter_indices(seed, tuple(x.shape), n_degree), x)
     return x.reshape(-1)[idx].reshape(x.shape)
 
 
@@ -164,7 +149,7 @@ def grid_mask(x: torch.Tensor, layout: str | None, **params) -> torch.Tensor:
     >>> grid_mask(x, "HWC", tile=2, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0)[0, :, 0]
     tensor([0, 1, 0, 1], dtype=torch.uint8)
     """
-    keep = _field(_cpu.grid_keep_mask(x.shape[0], x.shape[1], **params), x)
+    keep = _field(_common.grid_keep_mask(x.shape[0], x.shape[1], **params), x)
     if x.dim() == 3:
         keep = keep.unsqueeze(-1)
     return torch.where(keep, x, torch.zeros((), dtype=x.dtype, device=x.device))
@@ -211,7 +196,7 @@ def water(
     >>> water(x, "HWC", wave=(0, 0, 0, 0, 0, 0), fill_value=0.0, interp="nn")[..., 0].tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    px, py = _cpu.water_points(x.shape[0], x.shape[1], wave)
+    px, py = _common.water_points(x.shape[0], x.shape[1], wave)
     return remap(x, px, py, fill_value, interp)
 
 
@@ -224,7 +209,7 @@ def sphere(x: torch.Tensor, layout: str | None, *, fill_value: float, interp: st
     ...            interp="nn")[2, 2, 0])
     5
     """
-    px, py = _cpu.sphere_points(x.shape[0], x.shape[1])
+    px, py = _common.sphere_points(x.shape[0], x.shape[1])
     return remap(x, px, py, fill_value, interp)
 
 
@@ -235,7 +220,6 @@ __all__ = [
     "noise_gaussian",
     "noise_salt_and_pepper",
     "noise_shot",
-    "reflect101_indices",
     "remap",
     "sphere",
     "torch_dtype",
