@@ -7,7 +7,6 @@ bound to its namespace with :func:`bind`.
 
 Examples
 --------
->>> import numpy as np
 >>> reshape_shape((2, 3), {"shape": [3, -1], "rel_shape": None, "src_dims": None}, 6)
 (3, 2)
 >>> reshape_shape((2, 3), {"shape": None, "rel_shape": [0.5, 2], "src_dims": None}, 6)
