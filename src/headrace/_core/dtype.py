@@ -16,11 +16,13 @@ import builtins
 import enum
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from headrace import types as _types
+from headrace._core.errors import InvalidArgumentError
 
 
 class DType:
@@ -459,3 +461,47 @@ def promote(a: DType, b: DType) -> DType:
 
 
 _SIGNED_BY_BITS = {8: int8, 16: int16, 32: int32, 64: int64}
+
+#: Arithmetic expressions computed (and returned) in floating point, float32 for integers.
+FLOAT_EXPRESSIONS = frozenset(
+    (
+        "sqrt rsqrt cbrt exp log log2 log10 fabs floor ceil sin cos tan asin acos atan sinh cosh "
+        "tanh asinh acosh atanh fdiv fpow atan2"
+    ).split()
+)
+#: Comparison expressions (bool result, operands compared in their promoted type).
+COMPARISONS = frozenset(("eq", "neq", "lt", "leq", "gt", "geq"))
+#: Bitwise expressions (integer or bool operands only).
+BITWISE = frozenset(("bitand", "bitor", "bitxor", "bitnot", "lshift", "rshift"))
+
+
+def arithmetic_types(expression: str, dts: Sequence[DType]) -> tuple[DType, DType]:
+    """(compute type, output type) of the arithmetic ``expression`` on operands of types ``dts``.
+
+    The operand types are promoted with :func:`promote`; comparisons give bool, floating-point
+    expressions (``fdiv``, ``sqrt``…) of integers give float32.
+
+    Examples
+    --------
+    >>> arithmetic_types("add", [uint8, int8]) == (int16, int16)
+    True
+    >>> arithmetic_types("fdiv", [int32, int32]) == (float32, float32)
+    True
+    >>> arithmetic_types("lt", [uint8, float16]) == (float16, bool_)
+    True
+    """
+    t = dts[0]
+    for d in dts[1:]:
+        t = promote(t, d)
+    if expression in COMPARISONS:
+        return t, bool_
+    if expression in BITWISE:
+        if t.is_float:
+            raise InvalidArgumentError(
+                f"Bitwise operation {expression!r} needs integer or bool operands (got {t})."
+            )
+        return t, t
+    if expression in FLOAT_EXPRESSIONS:
+        ft = t if t.is_float else float32
+        return ft, ft
+    return t, t

@@ -31,20 +31,18 @@ from headrace._core.tensor import Tensor
 from headrace._dispatch.args import Arg, to_str
 from headrace._dispatch.schema import OpSchema
 
+#: Element-wise ``expression`` of the inputs, typed by ``_core.dtype.arithmetic_types``; kernels
+#: ``arithmetic_generic_op`` in ``backends/<backend>/arithmetic.py``. It runs eagerly (capture
+#: mode does not record it).
 ARITH = OpSchema(
     "arithmetic_generic_op",
+    "arithmetic",
     inputs=("inputs",),
     variadic=True,
     args=(Arg("expression", to_str, "add"),),
-    gpu_module="headrace.backends.torch.arithmetic",
+    capture=False,
 )
 
-UNARY_FLOAT = (
-    "sqrt rsqrt cbrt exp log log2 log10 fabs floor ceil sin cos tan asin acos atan sinh cosh "
-    "tanh asinh acosh atanh"
-).split()
-COMPARISONS = ("eq", "neq", "lt", "leq", "gt", "geq")
-BITWISE = ("bitand", "bitor", "bitxor", "bitnot", "lshift", "rshift")
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _const_cache: dict[tuple[type, Any], Tensor] = {}
 
@@ -101,25 +99,3 @@ def arithmetic(name: str, *operands: Any) -> Any:
         raise InvalidArgumentError("Cannot mix GPU and CPU inputs.")
     device = "gpu" if "gpu" in kinds else None
     return ARITH.call(ops, device=device, expression=name)
-
-
-def result_dtype(name: str, dts: list[_dt.DType]) -> tuple[_dt.DType, _dt.DType]:
-    """(compute type, output type) of ``name`` for operand types ``dts``."""
-    t = dts[0]
-    for d in dts[1:]:
-        t = _dt.promote(t, d)
-    if name in COMPARISONS:
-        return t, _dt.bool_
-    if name in BITWISE:
-        if t.is_float:
-            raise InvalidArgumentError(
-                f"Bitwise operation {name!r} needs integer or bool operands (got {t})."
-            )
-        return t, t
-    if name in ("fdiv", "fpow", "atan2") or name in UNARY_FLOAT:
-        ft = t if t.is_float else _dt.float32
-        return ft, ft
-    return t, t
-
-
-from headrace.backends.cpu import arithmetic as _cpu_kernels  # noqa: E402,F401 - registers kernels

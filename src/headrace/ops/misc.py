@@ -35,12 +35,11 @@ from headrace._dispatch.args import (
 from headrace._dispatch.schema import OpSchema
 
 TensorOrBatch = Tensor | Batch
-_GPU = "headrace.backends.torch.misc"
 
 
 def _schema(name: str, **kw: Any) -> OpSchema:
-    kw.setdefault("gpu_module", _GPU)
-    return OpSchema(name, **kw)
+    """A basic op: batch kernels named ``name`` in ``backends/<backend>/misc.py``."""
+    return OpSchema(name, "misc", **kw)
 
 
 COPY = _schema("copy", args=(Arg("_force", to_bool, False),))
@@ -109,7 +108,8 @@ _SUB_ARGS = tuple(
     for d in range(MAX_SUBSCRIPT_DIMS)
     for kind in ("at", "lo", "hi", "step")
 ) + (Arg("_spec", to_any, None),)
-SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS)
+#: ``Batch.slice[...]``: runs eagerly (never recorded by capture mode).
+SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS, kernel="tensor_subscript", capture=False)
 
 
 @provide("copy")
@@ -418,5 +418,3 @@ __all__ = [
     "transpose",
     "zeros",
 ]
-
-from headrace.backends.cpu import misc as _cpu_kernels  # noqa: E402,F401 - registers kernels

@@ -1,4 +1,5 @@
-"""Kernel of the element-wise arithmetic operator, generic over numpy and torch.
+"""NumPy kernel of the element-wise arithmetic operator: its function table and cast, bound to
+the generic kernel of :mod:`headrace.backends.generic_arithmetic`.
 
 Integer ``//`` and ``%`` follow C (truncate toward zero; the remainder has the dividend's sign);
 for floats ``//`` is plain division and ``%`` is ``fmod``, as in the reference.
@@ -12,9 +13,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace._core.batch import Batch
-from headrace._dispatch.kernel_context import KernelContext
-from headrace.ops.arithmetic import ARITH, result_dtype
+from headrace.backends.generic_arithmetic import arithmetic_kernel
 
 
 def _np_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -90,43 +89,9 @@ NUMPY_FUNCS: dict[str, Callable[..., Any]] = {
 }
 
 
-def make_kernel(
-    funcs: dict[str, Callable[..., Any]], cast: Callable[[Any, _dt.DType], Any]
-) -> Callable[..., tuple[Batch]]:
-    """The batch kernel for one backend's function table and cast."""
-
-    def kern(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
-        name = v["expression"]
-        fn = funcs[name]
-        ct, ot = result_dtype(name, [b._dtype for b in ins])
-        outs = []
-        for i in range(kc.n):
-            args = [_as(b._samples[i], b._dtype, ct, cast) for b in ins]
-            r = fn(*args)
-            if ot is not ct or _dtype_mismatch(r, ot):
-                r = cast(r, ot)
-            outs.append(r)
-        nd = outs[0].ndim if outs else 0
-        lay = next((b._layout for b in ins if b._layout and len(b._layout) == nd), None)
-        return (Batch._wrap(outs, ot, lay, kc.device),)
-
-    return kern
-
-
-def _as(a: Any, have: _dt.DType, want: _dt.DType, cast: Callable[[Any, _dt.DType], Any]) -> Any:
-    return a if have is want else cast(a, want)
-
-
-def _dtype_mismatch(r: Any, ot: _dt.DType) -> bool:
-    if isinstance(r, np.ndarray):
-        return r.dtype != ot.numpy
-    if isinstance(r, np.generic):
-        return True
-    return False
-
-
 def _np_cast(a: Any, dt: _dt.DType) -> Any:
     return np.asarray(a).astype(dt.numpy, copy=False)
 
 
-ARITH.legacy_kernel("cpu")(make_kernel(NUMPY_FUNCS, _np_cast))
+#: The batch kernel of ``arithmetic_generic_op`` (found by name).
+arithmetic_generic_op = arithmetic_kernel(NUMPY_FUNCS, _np_cast)

@@ -1,4 +1,5 @@
-"""Torch function table for the element-wise arithmetic kernel (same rules as the CPU one)."""
+"""Torch kernel of the element-wise arithmetic operator: its function table and cast (same rules
+as the CPU one), bound to the generic kernel of :mod:`headrace.backends.generic_arithmetic`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from typing import Any
 import torch
 
 from headrace._core import dtype as _dt
-from headrace.backends.cpu.arithmetic import make_kernel
-from headrace.ops.arithmetic import ARITH
+from headrace.backends.generic_arithmetic import arithmetic_kernel
 
 
 def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -86,4 +86,5 @@ def _cast(a: torch.Tensor, dt: _dt.DType) -> torch.Tensor:
     return a.to(_dt.to_torch_dtype(dt))
 
 
-ARITH.legacy_kernel("gpu")(make_kernel(TORCH_FUNCS, _cast))
+#: The batch kernel of ``arithmetic_generic_op`` (found by name).
+arithmetic_generic_op = arithmetic_kernel(TORCH_FUNCS, _cast)
