@@ -19,162 +19,62 @@ from typing import Any
 
 import numpy as np
 
-from headrace._core import dtype as _dt
-from headrace._core.batch import Batch, split_dense
-from headrace._core.errors import InvalidArgumentError
-from headrace._dispatch.args import (
-    Arg,
-    forward_args,
-    has_per_sample,
-    sample_args,
-    to_dtype,
-    to_float,
-    to_floats,
-    to_ints,
-)
-from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.args import Arg, forward_args, to_dtype, to_float, to_floats, to_ints
 from headrace._dispatch.schema import OpSchema
 from headrace._rng import RNG, RNGState, get_default_rng, set_seed
 
-_GPU = "headrace.backends.torch.random"
+_SHAPE_LIKE = ("shape_like",)
 _COMMON = (
     Arg("shape", to_ints, None, doc="Shape of each sample (default: a scalar)."),
     Arg("dtype", to_dtype, None, doc="Output type."),
 )
-UNIFORM = OpSchema(
-    "random.uniform",
-    inputs=("shape_like",),
-    random=True,
-    gpu_module=_GPU,
-    args=_COMMON
-    + (
-        Arg(
-            "range",
-            to_floats,
-            np.array([-1.0, 1.0], np.float32),
-            per_sample=True,
-            doc="[lo, hi) of a continuous distribution.",
-        ),
-        Arg("values", to_floats, None, per_sample=True, doc="Discrete values to pick from."),
+
+
+def _schema(
+    name: str,
+    *args: Arg,
+    inputs: tuple[str, ...] = _SHAPE_LIKE,
+    devices: tuple[str, ...] = ("cpu", "gpu"),
+) -> OpSchema:
+    """A random op: a batch kernel named ``name`` in ``backends/<backend>/random.py`` drawing
+    from the call's generator (the GPU kernels draw on the host, then upload)."""
+    return OpSchema(
+        f"random.{name}", "random", inputs, _COMMON + args, devices=devices, random=True
+    )
+
+
+def _per_sample(name: str, convert: Any, default: Any, doc: str) -> Arg:
+    return Arg(name, convert, default, per_sample=True, doc=doc)
+
+
+UNIFORM = _schema(
+    "uniform",
+    _per_sample(
+        "range",
+        to_floats,
+        np.array([-1.0, 1.0], np.float32),
+        "[lo, hi) of a continuous distribution.",
     ),
+    _per_sample("values", to_floats, None, "Discrete values to pick from."),
 )
-NORMAL = OpSchema(
-    "random.normal",
-    inputs=("shape_like",),
-    random=True,
-    gpu_module=_GPU,
-    args=_COMMON
-    + (
-        Arg("mean", to_float, 0.0, per_sample=True, doc="Mean."),
-        Arg("stddev", to_float, 1.0, per_sample=True, doc="Standard deviation."),
-    ),
+NORMAL = _schema(
+    "normal",
+    _per_sample("mean", to_float, 0.0, "Mean."),
+    _per_sample("stddev", to_float, 1.0, "Standard deviation."),
 )
-COIN_FLIP = OpSchema(
-    "random.coin_flip",
-    inputs=("shape_like",),
-    random=True,
-    gpu_module=_GPU,
-    args=_COMMON + (Arg("probability", to_float, 0.5, per_sample=True, doc="Probability of 1."),),
-)
-CHOICE = OpSchema(
-    "random.choice",
+COIN_FLIP = _schema("coin_flip", _per_sample("probability", to_float, 0.5, "Probability of 1."))
+CHOICE = _schema(
+    "choice",
+    _per_sample("p", to_floats, None, "Probabilities."),
     inputs=("a", "shape_like"),
-    random=True,
     devices=("cpu",),
-    args=_COMMON + (Arg("p", to_floats, None, per_sample=True, doc="Probabilities."),),
 )
-BETA = OpSchema(
-    "random.beta",
-    inputs=("shape_like",),
-    random=True,
+BETA = _schema(
+    "beta",
+    _per_sample("alpha", to_float, 1.0, "Alpha (> 0)."),
+    _per_sample("beta", to_float, 1.0, "Beta (> 0)."),
     devices=("cpu",),
-    args=_COMMON
-    + (
-        Arg("alpha", to_float, 1.0, per_sample=True, doc="Alpha (> 0)."),
-        Arg("beta", to_float, 1.0, per_sample=True, doc="Beta (> 0)."),
-    ),
 )
-
-
-def _shape(v: dict[str, Any], like: Any, i: int) -> tuple[int, ...]:
-    if v["shape"] is not None:
-        return tuple(int(s) for s in np.atleast_1d(v["shape"]))
-    if like is not None:
-        return tuple(like._samples[i].shape)
-    return ()
-
-
-def _random_kernel(draw: Any, default_dtype: _dt.DType | None, like_index: int = 0) -> Any:
-    def kern(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
-        gen = kc.generator()
-        like = ins[like_index] if len(ins) > like_index else None
-        dt = v["dtype"] or (default_dtype if default_dtype is not None else ins[0]._dtype)
-        if not has_per_sample(v) and like is None and like_index == 0:
-            # one vectorised draw for the whole batch (same values as drawing sample by sample)
-            shape = _shape(v, None, 0)
-            vals = np.asarray(draw(gen, v, (kc.n, *shape), ins, 0)).astype(dt.numpy, copy=False)
-            return (Batch._wrap(split_dense(vals), dt, None, kc.device, dense=vals),)
-        per = has_per_sample(v)
-        outs = []
-        for i in range(kc.n):
-            a = sample_args(v, i) if per else v
-            vals = np.asarray(draw(gen, a, _shape(a, like, i), ins, i))
-            outs.append(vals.astype(dt.numpy, copy=False))
-        return (Batch._wrap(outs, dt, None, kc.device),)
-
-    return kern
-
-
-def _draw_uniform(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: Any, i: int) -> Any:
-    if a["values"] is not None:
-        vals = np.atleast_1d(a["values"])
-        return vals[gen.integers(0, len(vals), size=shape)]
-    r = a["range"]
-    if r.ndim != 1 or r.shape[0] != 2:
-        raise InvalidArgumentError(f"random.uniform: range must be [lo, hi] (got {r.tolist()}).")
-    lo, hi = float(r[0]), float(r[1])
-    if hi < lo:
-        raise InvalidArgumentError(f"random.uniform: range [{lo}, {hi}] is reversed.")
-    return gen.uniform(lo, hi, size=shape)
-
-
-def _draw_normal(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: Any, i: int) -> Any:
-    return gen.normal(a["mean"], a["stddev"], size=shape)
-
-
-def _draw_coin(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: Any, i: int) -> Any:
-    p = a["probability"]
-    if not 0.0 <= p <= 1.0:
-        raise InvalidArgumentError(f"random.coin_flip: probability must be in [0, 1] (got {p}).")
-    return gen.random(size=shape) < p
-
-
-def _draw_choice(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: Any, i: int) -> Any:
-    src = ins[0]._samples[i]
-    pool = np.arange(int(src)) if src.ndim == 0 else src
-    p = a["p"]
-    if p is not None:
-        p = np.asarray(p, np.float64)
-        if p.shape[0] != pool.shape[0]:
-            raise InvalidArgumentError(
-                f"random.choice: p has {p.shape[0]} entries for {pool.shape[0]} choices."
-            )
-        p = p / p.sum()
-    idx = gen.choice(pool.shape[0], size=shape, p=p)
-    return pool[idx]
-
-
-def _draw_beta(gen: np.random.Generator, a: dict[str, Any], shape: Any, ins: Any, i: int) -> Any:
-    if a["alpha"] <= 0 or a["beta"] <= 0:
-        raise InvalidArgumentError("random.beta: alpha and beta must be positive.")
-    return gen.beta(a["alpha"], a["beta"], size=shape)
-
-
-UNIFORM.legacy_kernel("cpu")(_random_kernel(_draw_uniform, _dt.float32))
-NORMAL.legacy_kernel("cpu")(_random_kernel(_draw_normal, _dt.float32))
-COIN_FLIP.legacy_kernel("cpu")(_random_kernel(_draw_coin, _dt.int32))
-CHOICE.legacy_kernel("cpu")(_random_kernel(_draw_choice, None, like_index=1))
-BETA.legacy_kernel("cpu")(_random_kernel(_draw_beta, _dt.float32))
 
 
 def uniform(

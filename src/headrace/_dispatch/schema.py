@@ -11,7 +11,9 @@ A kernel found by name is one of two things:
 * with ``planned=Planned(...)``: a per-sample *pixel kernel* ``fn(sample, layout, **plan.kwargs)``;
   the plan (output shape, dtype and the kernel's parameters) comes from the schema's plan function
   on the CPU, identically for every backend (see :mod:`headrace._dispatch.planned`);
-* otherwise: a *batch kernel* ``fn(kc, inputs, args) -> tuple[Batch, ...]``.
+* otherwise: a *batch kernel* ``fn(kc, inputs, args) -> tuple[Batch, ...]``. The schema's
+  ``prepare(kc, inputs, args) -> args``, when given, runs first (on the calling thread, for every
+  backend): ops-layer work such as per-sample windows drawn in sample order.
 
 Examples
 --------
@@ -51,6 +53,8 @@ class OpSchema:
     ``family`` names the backend modules (``backends/<backend>/<family>.py``) holding its
     kernels; ``kernel`` the attribute there (default: the last part of ``name``).
     ``capture=False`` keeps the op out of capture-mode recording (it runs eagerly).
+    ``prepare`` (batch kernels only; planned ops have ``Planned.prepare``) turns the call's
+    arguments into what the kernel takes before it runs.
     """
 
     name: str
@@ -67,6 +71,7 @@ class OpSchema:
     cpu_only_inputs: bool = False
     output_devices: Callable[[Device], Sequence[Device]] | None = None
     check: Callable[[dict[str, Any]], None] | None = None
+    prepare: Callable[[KernelContext, list[Batch | None], Vals], Vals] | None = None
     inline_bytes: int = 1 << 16
     capture: bool = True
     doc: str = ""
@@ -77,6 +82,8 @@ class OpSchema:
     def __post_init__(self) -> None:
         if self.name in REGISTRY:
             raise RuntimeError(f"Operator {self.name!r} is declared twice.")
+        if self.prepare is not None and self.planned is not None:
+            raise ValueError(f"{self.name}: use Planned.prepare for a planned operator.")
         REGISTRY[self.name] = self
         if not self.kernel:
             self.kernel = self.name.rsplit(".", 1)[-1]
@@ -127,6 +134,8 @@ class OpSchema:
                 )
             if self.planned is not None:
                 fn = planned_kernel(self.planned, fn)
+            elif self.prepare is not None:
+                fn = _prepared(self.prepare, fn)
             k = self.kernels[kind] = fn
         return k
 
@@ -150,3 +159,16 @@ class OpSchema:
         if self.output_devices is not None:
             return self.output_devices(dev)
         return (dev,) * self.num_outputs
+
+
+def _prepared(
+    prepare: Callable[[KernelContext, list[Batch | None], Vals], Vals],
+    fn: Callable[..., tuple[Batch, ...]],
+) -> Callable[..., tuple[Batch, ...]]:
+    """The batch kernel ``fn`` run on the arguments ``prepare`` makes."""
+
+    def kern(kc: KernelContext, ins: list[Batch | None], vals: Vals) -> tuple[Batch, ...]:
+        return fn(kc, ins, prepare(kc, ins, vals))
+
+    kern.__name__ = kern.__qualname__ = fn.__name__
+    return kern

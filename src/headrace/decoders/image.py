@@ -6,6 +6,11 @@ PNM, JPEG 2000) through OpenCV; pixels equal the reference's CPU decoder. Sample
 the worker threads (the codecs release the GIL). ``device="gpu"`` decodes on the CPU and uploads
 each image once (nvImageCodec decoding is not wired yet).
 
+This module is the ops layer of the decoders: the schemas, and the ``prepare`` step turning the
+arguments into what the one decode kernel (``image`` in ``backends/<backend>/decoders.py``)
+takes: codec options, per-sample windows (peeked from the headers; random ones drawn from the
+call's generator in sample order) and the skip policy.
+
 A sample that cannot be decoded raises :class:`~headrace.DecodeError` naming the operator, the
 sample index and the file it came from. With the keyword-only ``on_error="skip"`` such samples
 are dropped from the output (the batch gets smaller), a warning names them, and
@@ -25,20 +30,19 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from headrace import codecs
 from headrace._core import dtype as _dt
-from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.errors import DecodeError, InvalidArgumentError
 from headrace._dispatch.args import (
     Arg,
     forward_args,
     sample_args,
-    to_any,
     to_bool,
     to_dtype,
     to_float,
@@ -46,9 +50,16 @@ from headrace._dispatch.args import (
     to_int,
     to_str,
 )
-from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.kernel_context import KernelContext, annotate
 from headrace._dispatch.schema import OpSchema
+from headrace.io.file import read as file_read
 from headrace.ops._geometry_params import crop_window, random_crop_window
+
+Vals = dict[str, Any]
+#: A decode window: ``(y, x, height, width)``.
+Roi = tuple[int, int, int, int]
+#: ``prepare(kc, inputs, args) -> args`` of a decoder: the decode kernel's arguments.
+Prepare = Callable[[KernelContext, list[Batch | None], Vals], Vals]
 
 _skipped = 0
 _skipped_lock = threading.Lock()
@@ -104,106 +115,53 @@ _RANDOM_CROP_ARGS = (
 )
 
 
-_DECODER = {"cpu_only_inputs": True, "inline_bytes": 0, "gpu_module": "headrace.decoders.image"}
-DECODE = OpSchema("decoders.image", args=_DECODER_ARGS, **_DECODER)
-DECODE_CROP = OpSchema("decoders.image_crop", args=_DECODER_ARGS + _CROP_ARGS, **_DECODER)
-DECODE_RANDOM_CROP = OpSchema(
-    "decoders.image_random_crop", args=_DECODER_ARGS + _RANDOM_CROP_ARGS, random=True, **_DECODER
-)
-PEEK = OpSchema(
-    "peek_image_shape",
-    devices=("cpu",),
-    cpu_only_inputs=True,
-    args=(
-        Arg("dtype", to_dtype, None, doc="Output type (int64)."),
-        Arg("adjust_orientation", to_bool, True, doc="Report the oriented shape."),
-        Arg("image_type", _output_type, None, doc="Colour space deciding the channels."),
-    ),
-)
-FILE_READ = OpSchema(
-    "io.file.read", devices=("cpu",), inline_bytes=0, args=(Arg("_unused", to_any, None),)
-)
-
-
-def _codec_kwargs(v: dict[str, Any]) -> dict[str, Any]:
-    kw: dict[str, Any] = {
-        "adjust_orientation": v["adjust_orientation"],
-        "use_fast_idct": v["use_fast_idct"],
-    }
-    if v["output_type"] is not None:
-        kw["output_type"] = v["output_type"]
-    if v["dtype"] is not None:
-        kw["dtype"] = v["dtype"].numpy
-    return kw
-
-
-def _decode_batch(
-    kc: KernelContext, ins: list[Batch], v: dict[str, Any], rois: list[Any] | None
-) -> tuple[Batch]:
-    x = ins[0]
-    samples = x._samples
-    assert samples is not None
-    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
-        raise InvalidArgumentError(
-            f"{kc.name}: the input must be encoded bytes (1-D uint8), got {x._dtype} with "
-            f"{samples[0].ndim if samples else 0} dimensions. Read files with "
-            "ndd.readers.File or ndd.io.file.read."
-        )
-    kw = _codec_kwargs(v)
-    skip = v["on_error"] == "skip"
-    name = kc.name
-
-    def one(i: int) -> Any:
-        try:
-            return codecs.decode(samples[i], roi=rois[i] if rois else None, op=name, **kw)
-        except DecodeError:
-            if skip:
-                return None
-            raise
-
-    outs = kc.map(one)
-    keep = list(range(len(outs)))
-    if skip and any(o is None for o in outs):
-        _note_skipped(name, [i for i, o in enumerate(outs) if o is None], kc)
-        keep = [i for i, o in enumerate(outs) if o is not None]
-        outs = [outs[i] for i in keep]
-    if kc.device.device_type == "gpu":
-        dev = kc.device
-        dt = _st.dtype_of(outs[0]) if outs else _dt.uint8
-        outs = [_st.move(o, dev, dt) for o in outs]
-    dt = v["dtype"] or _dt.uint8
-    out = Batch._wrap(outs, dt, "HWC", kc.device)
-    if x._sources is not None:
-        out._sources = [x._sources[i] for i in keep]
-    return (out,)
-
-
-def _note_skipped(name: str, dropped: list[int], kc: KernelContext) -> None:
+def _note_skipped(kc: KernelContext, dropped: list[int]) -> None:
+    """Count and report the samples a decoder dropped with ``on_error="skip"``."""
     global _skipped
     with _skipped_lock:
         _skipped += len(dropped)
     where = ", ".join(f"{i}" + (f" ({kc.source(i)!r})" if kc.source(i) else "") for i in dropped)
-    warnings.warn(f"{name}: skipped {len(dropped)} undecodable sample(s): {where}", stacklevel=2)
+    warnings.warn(f"{kc.name}: skipped {len(dropped)} undecodable sample(s): {where}", stacklevel=2)
 
 
-def _decode_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
-    return _decode_batch(kc, ins, v, None)
+def _decode_args(v: Vals, rois: list[Roi] | None = None) -> Vals:
+    """The decode kernel's arguments: codec options, per-sample windows and the skip policy."""
+    codec: Vals = {
+        "adjust_orientation": v["adjust_orientation"],
+        "use_fast_idct": v["use_fast_idct"],
+    }
+    if v["output_type"] is not None:
+        codec["output_type"] = v["output_type"]
+    if v["dtype"] is not None:
+        codec["dtype"] = v["dtype"].numpy
+    return {
+        "codec": codec,
+        "roi": rois,
+        "dtype": v["dtype"],
+        "on_error": v["on_error"],
+        "report_skipped": _note_skipped,
+    }
 
 
-def _peek_hw(kc: KernelContext, data: np.ndarray, v: dict[str, Any], i: int) -> tuple[int, int]:
+def _peek_hw(kc: KernelContext, data: np.ndarray, v: Vals, i: int) -> tuple[int, int]:
     try:
         h, w, _ = codecs.peek_shape(data, adjust_orientation=v["adjust_orientation"], op=kc.name)
     except DecodeError as e:
-        from headrace._dispatch.kernel_context import annotate
-
         raise annotate(e, kc.name, i, kc.source(i)) from None
     return h, w
 
 
-def _crop_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
-    samples = ins[0]._samples
+def _no_window(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
+    """Whole images."""
+    return _decode_args(v)
+
+
+def _crop_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
+    """The window of every sample from ``crop``/``crop_h``/``crop_w`` and the position, checked
+    against the image size read from its header."""
+    samples = ins[0]._samples  # type: ignore[union-attr]
     assert samples is not None
-    rois = []
+    rois: list[Roi] = []
     for i in range(kc.n):
         a = sample_args(v, i)
         h, w = _peek_hw(kc, samples[i], a, i)
@@ -221,56 +179,56 @@ def _crop_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tupl
             kc.name, (h, w), (ch, cw), (a["crop_pos_y"], a["crop_pos_x"]), a["rounding"]
         )
         rois.append((y, x, hh, ww))
-    return _decode_batch(kc, ins, v, rois)
+    return _decode_args(v, rois)
 
 
-def _random_crop_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
-    samples = ins[0]._samples
+def _random_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
+    """A random-resized-crop window per sample, drawn from the call's generator in sample
+    order (the same windows on every device)."""
+    samples = ins[0]._samples  # type: ignore[union-attr]
     assert samples is not None
     gen = kc.generator()
-    rois = []
+    rois: list[Roi] = []
     for i in range(kc.n):
         h, w = _peek_hw(kc, samples[i], v, i)
         (y, x), (hh, ww) = random_crop_window(
             gen, (h, w), v["random_area"], v["random_aspect_ratio"], v["num_attempts"]
         )
         rois.append((y, x, hh, ww))
-    return _decode_batch(kc, ins, v, rois)
+    return _decode_args(v, rois)
 
 
-for _dev in ("cpu", "gpu"):
-    DECODE.legacy_kernel(_dev)(_decode_kernel)
-    DECODE_CROP.legacy_kernel(_dev)(_crop_kernel)
-    DECODE_RANDOM_CROP.legacy_kernel(_dev)(_random_crop_kernel)
+def _decoder(name: str, args: tuple[Arg, ...], prepare: Prepare, random: bool = False) -> OpSchema:
+    """A decoder: the batch kernel ``image`` of ``backends/<backend>/decoders.py`` decoding the
+    windows ``prepare`` computes (CPU decoding; on the GPU the images are then uploaded)."""
+    return OpSchema(
+        f"decoders.{name}",
+        "decoders",
+        args=args,
+        kernel="image",
+        prepare=prepare,
+        random=random,
+        cpu_only_inputs=True,
+        inline_bytes=0,
+    )
 
 
-@PEEK.legacy_kernel("cpu")
-def _peek_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
-    samples = ins[0]._samples
-    assert samples is not None
-    dt = v["dtype"] or _dt.int64
-    kw: dict[str, Any] = {"adjust_orientation": v["adjust_orientation"], "op": kc.name}
-    if v["image_type"] is not None:
-        kw["output_type"] = v["image_type"]
-    outs = kc.map(lambda i: np.asarray(codecs.peek_shape(samples[i], **kw), dtype=dt.numpy))
-    return (Batch._wrap(outs, dt, None, kc.device),)
-
-
-@FILE_READ.legacy_kernel("cpu")
-def _file_read_kernel(kc: KernelContext, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
-    samples = ins[0]._samples
-    assert samples is not None
-    paths = [bytes(np.asarray(s, dtype=np.uint8)).decode("utf-8") for s in samples]
-
-    def one(i: int) -> np.ndarray:
-        try:
-            return np.fromfile(paths[i], dtype=np.uint8)
-        except OSError as e:
-            raise FileNotFoundError(f"io.file.read: cannot read {paths[i]!r}: {e}") from None
-
-    out = Batch._wrap(kc.map(one), _dt.uint8, None, kc.device)
-    out._sources = paths
-    return (out,)
+DECODE = _decoder("image", _DECODER_ARGS, _no_window)
+DECODE_CROP = _decoder("image_crop", _DECODER_ARGS + _CROP_ARGS, _crop_windows)
+DECODE_RANDOM_CROP = _decoder(
+    "image_random_crop", _DECODER_ARGS + _RANDOM_CROP_ARGS, _random_windows, random=True
+)
+PEEK = OpSchema(
+    "peek_image_shape",
+    "decoders",
+    devices=("cpu",),
+    cpu_only_inputs=True,
+    args=(
+        Arg("dtype", to_dtype, None, doc="Output type (int64)."),
+        Arg("adjust_orientation", to_bool, True, doc="Report the oriented shape."),
+        Arg("image_type", _output_type, None, doc="Colour space deciding the channels."),
+    ),
+)
 
 
 # --- public functions ------------------------------------------------------------------------
@@ -444,21 +402,6 @@ def peek_image_shape(
     [4, 5, 3]
     """
     return PEEK.call((input,), **forward_args(locals(), "input"))
-
-
-def file_read(input: Any, /, *, device: Any = None, batch_size: int | None = None) -> Any:
-    """Read whole files; the input holds UTF-8 encoded paths (``ndd.io.file.read``).
-
-    Examples
-    --------
-    >>> import numpy as np, tempfile, os
-    >>> import headrace as ndd
-    >>> p = os.path.join(tempfile.mkdtemp(), "a.bin"); open(p, "wb").write(b"xyz")
-    3
-    >>> ndd.io.file.read(ndd.tensor(np.frombuffer(p.encode(), np.uint8))).shape
-    (3,)
-    """
-    return FILE_READ.call((input,), device=device, batch_size=batch_size)
 
 
 def _encode_paths(paths: Any) -> Any:

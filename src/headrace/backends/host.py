@@ -1,0 +1,213 @@
+"""Batch kernels computed on the host for every backend: random draws and image decoding.
+
+These kernels run with numpy (random values) and the CPU codecs (images) whatever the op's
+device, so the CPU and the GPU give identical results for the same RNG state and bytes. They are
+the CPU kernels as they are (``backends/cpu/random.py``, ``backends/cpu/decoders.py``); the torch
+backend wraps them with :func:`on_host`, which moves the inputs to the host and uploads the
+outputs to the op's device once.
+
+Kernels here see arguments only as the ops layer prepared them (see ``OpSchema.prepare``).
+
+Examples
+--------
+>>> import numpy as np
+>>> draw_coin_flip(np.random.default_rng(0), {"probability": 1.0}, (3,), [], 0).tolist()
+[True, True, True]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from headrace import codecs
+from headrace._core import dtype as _dt
+from headrace._core import storage as _st
+from headrace._core.batch import Batch, split_dense
+from headrace._core.device import CPU
+from headrace._core.errors import DecodeError, InvalidArgumentError
+from headrace._dispatch.args import has_per_sample, sample_args
+from headrace._dispatch.kernel_context import KernelContext
+
+Vals = dict[str, Any]
+Kernel = Callable[[KernelContext, list[Any], Vals], tuple[Batch, ...]]
+#: ``draw(generator, args, shape, inputs, i)``: the values of sample ``i`` (or of the batch).
+Draw = Callable[[np.random.Generator, Vals, Any, list[Any], int], Any]
+
+
+def on_host(kernel: Kernel) -> Kernel:
+    """``kernel`` run on host copies of the inputs, its outputs uploaded to ``kc.device``.
+
+    Inputs already on the CPU are used as they are (with their sources); the outputs keep their
+    dtype, layout and sources.
+    """
+
+    def kern(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch, ...]:
+        host = [None if b is None else _to_host(b) for b in ins]
+        return tuple(_upload(b, kc) for b in kernel(kc, host, v))
+
+    kern.__name__ = kern.__qualname__ = kernel.__name__
+    kern.__doc__ = kernel.__doc__
+    return kern
+
+
+def _to_host(b: Batch) -> Batch:
+    if b._device.device_type == "cpu":
+        return b
+    samples = [_st.move(s, CPU, b._dtype) for s in b._samples]  # type: ignore[union-attr]
+    out = Batch._wrap(samples, b._dtype, b._layout, CPU)
+    out._sources = b._sources
+    return out
+
+
+def _upload(b: Batch, kc: KernelContext) -> Batch:
+    dev = kc.device
+    moved = [_st.move(s, dev, _st.dtype_of(s)) for s in b._samples]  # type: ignore[union-attr]
+    out = Batch._wrap(moved, b._dtype, b._layout, dev)
+    out._sources = b._sources
+    return out
+
+
+# --- random ----------------------------------------------------------------------------------
+def _shape(v: Vals, like: Batch | None, i: int) -> tuple[int, ...]:
+    if v["shape"] is not None:
+        return tuple(int(s) for s in np.atleast_1d(v["shape"]))
+    if like is not None:
+        return tuple(like._samples[i].shape)  # type: ignore[index]
+    return ()
+
+
+def random_kernel(draw: Draw, default_dtype: _dt.DType | None, like_index: int = 0) -> Kernel:
+    """A batch kernel drawing every sample's values from the call's generator, in sample order.
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(generator, args, shape, inputs, i)``.
+    default_dtype : DType or None
+        Output type without ``dtype=`` (``None``: the first input's).
+    like_index : int
+        The input whose samples give the shapes when ``shape`` is not given.
+    """
+
+    def kern(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
+        gen = kc.generator()
+        like = ins[like_index] if len(ins) > like_index else None
+        dt = v["dtype"] or (default_dtype if default_dtype is not None else ins[0]._dtype)
+        per = has_per_sample(v)
+        if not per and like is None and like_index == 0:
+            # one vectorised draw for the whole batch (same values as drawing sample by sample)
+            shape = _shape(v, None, 0)
+            vals = np.asarray(draw(gen, v, (kc.n, *shape), ins, 0)).astype(dt.numpy, copy=False)
+            return (Batch._wrap(split_dense(vals), dt, None, CPU, dense=vals),)
+        outs = []
+        for i in range(kc.n):
+            a = sample_args(v, i) if per else v
+            vals = np.asarray(draw(gen, a, _shape(a, like, i), ins, i))
+            outs.append(vals.astype(dt.numpy, copy=False))
+        return (Batch._wrap(outs, dt, None, CPU),)
+
+    kern.__name__ = kern.__qualname__ = draw.__name__.removeprefix("draw_")
+    return kern
+
+
+def draw_uniform(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], i: int) -> Any:
+    """Uniform values in ``range``, or picked from ``values``."""
+    if a["values"] is not None:
+        vals = np.atleast_1d(a["values"])
+        return vals[gen.integers(0, len(vals), size=shape)]
+    r = a["range"]
+    if r.ndim != 1 or r.shape[0] != 2:
+        raise InvalidArgumentError(f"random.uniform: range must be [lo, hi] (got {r.tolist()}).")
+    lo, hi = float(r[0]), float(r[1])
+    if hi < lo:
+        raise InvalidArgumentError(f"random.uniform: range [{lo}, {hi}] is reversed.")
+    return gen.uniform(lo, hi, size=shape)
+
+
+def draw_normal(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], i: int) -> Any:
+    """Normal values with ``mean`` and ``stddev``."""
+    return gen.normal(a["mean"], a["stddev"], size=shape)
+
+
+def draw_coin_flip(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], i: int) -> Any:
+    """``True`` with ``probability``."""
+    p = a["probability"]
+    if not 0.0 <= p <= 1.0:
+        raise InvalidArgumentError(f"random.coin_flip: probability must be in [0, 1] (got {p}).")
+    return gen.random(size=shape) < p
+
+
+def draw_choice(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], i: int) -> Any:
+    """Elements of input 0's sample ``i`` (``range(a)`` for a scalar), weighted by ``p``."""
+    src = ins[0]._samples[i]
+    pool = np.arange(int(src)) if src.ndim == 0 else src
+    p = a["p"]
+    if p is not None:
+        p = np.asarray(p, np.float64)
+        if p.shape[0] != pool.shape[0]:
+            raise InvalidArgumentError(
+                f"random.choice: p has {p.shape[0]} entries for {pool.shape[0]} choices."
+            )
+        p = p / p.sum()
+    idx = gen.choice(pool.shape[0], size=shape, p=p)
+    return pool[idx]
+
+
+def draw_beta(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], i: int) -> Any:
+    """Beta values with ``alpha`` and ``beta``."""
+    if a["alpha"] <= 0 or a["beta"] <= 0:
+        raise InvalidArgumentError("random.beta: alpha and beta must be positive.")
+    return gen.beta(a["alpha"], a["beta"], size=shape)
+
+
+uniform = random_kernel(draw_uniform, _dt.float32)
+normal = random_kernel(draw_normal, _dt.float32)
+coin_flip = random_kernel(draw_coin_flip, _dt.int32)
+choice = random_kernel(draw_choice, None, like_index=1)
+beta = random_kernel(draw_beta, _dt.float32)
+
+
+# --- image decoding ----------------------------------------------------------------------------
+def image(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
+    """Decode every sample (its window ``v["roi"][i]`` when given) on the worker threads.
+
+    ``v`` holds, as the decoders' ``prepare`` made it: ``codec`` (keyword arguments of
+    :func:`headrace.codecs.decode`), ``roi`` (per-sample ``(y, x, h, w)`` or ``None``),
+    ``on_error`` and ``report_skipped(kc, indices)``, called with the samples dropped by
+    ``on_error="skip"``.
+    """
+    x = ins[0]
+    samples = x._samples
+    assert samples is not None
+    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
+        raise InvalidArgumentError(
+            f"{kc.name}: the input must be encoded bytes (1-D uint8), got {x._dtype} with "
+            f"{samples[0].ndim if samples else 0} dimensions. Read files with "
+            "ndd.readers.File or ndd.io.file.read."
+        )
+    kw = v["codec"]
+    rois = v["roi"]
+    skip = v["on_error"] == "skip"
+    name = kc.name
+
+    def one(i: int) -> Any:
+        try:
+            return codecs.decode(samples[i], roi=rois[i] if rois else None, op=name, **kw)
+        except DecodeError:
+            if skip:
+                return None
+            raise
+
+    outs = kc.map(one)
+    keep = list(range(len(outs)))
+    if skip and any(o is None for o in outs):
+        v["report_skipped"](kc, [i for i, o in enumerate(outs) if o is None])
+        keep = [i for i, o in enumerate(outs) if o is not None]
+        outs = [outs[i] for i in keep]
+    out = Batch._wrap(outs, v["dtype"] or _dt.uint8, "HWC", CPU)
+    if x._sources is not None:
+        out._sources = [x._sources[i] for i in keep]
+    return (out,)
