@@ -78,7 +78,7 @@ def _error_type(call: Callable[[], Any]) -> type[BaseException] | None:
     """
     try:
         host(call())
-    except Exception as e:  # noqa: BLE001 - the type is the result
+    except Exception as e:
         kind = type(e)
         while issubclass(kind, DisplacedEvaluationError) and len(kind.__bases__) == 2:
             kind = kind.__bases__[0]  # (it may be displaced twice: GPU work runs asynchronously)
@@ -93,7 +93,7 @@ class _Calls:
         self,
         op: Callable[..., Any],
         inputs: Sequence[Sequence[np.ndarray]],
-        layout: str | None | Sequence[str | None],
+        layout: str | Sequence[str | None] | None,
         n: int | None,
         seed: int | None,
         output: int | None,
@@ -149,7 +149,7 @@ class _Calls:
 def check_op(
     op: Callable[..., Any],
     *inputs: Sequence[np.ndarray],
-    layout: str | None | Sequence[str | None] = None,
+    layout: str | Sequence[str | None] | None = None,
     n: int | None = None,
     gpu: bool = True,
     gpu_by_device: bool = False,
@@ -241,7 +241,7 @@ def check_empty(
     op: Callable[..., Any],
     *inputs: Sequence[np.ndarray],
     empty: bool | type[BaseException],
-    layout: str | None | Sequence[str | None] = None,
+    layout: str | Sequence[str | None] | None = None,
     n: int | None = None,
     gpu: bool = True,
     gpu_by_device: bool = False,
@@ -280,7 +280,7 @@ def check_bad(
     op: Callable[..., Any],
     *inputs: Sequence[np.ndarray],
     bad: tuple[Mapping[str, Any], type[BaseException]],
-    layout: str | None | Sequence[str | None] = None,
+    layout: str | Sequence[str | None] | None = None,
     n: int | None = None,
     gpu: bool = True,
     gpu_by_device: bool = False,

@@ -32,10 +32,10 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from tests._helpers.contract import DROP, INPUTS
 
 import headrace as ndd
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
+from tests._helpers.contract import DROP, INPUTS
 
 Samples = Sequence[np.ndarray]
 Inputs = tuple[Samples, ...] | Callable[[], tuple[Samples, ...]]
@@ -49,13 +49,14 @@ class Case:
 
     inputs: Inputs = ()
     args: Mapping[str, Any] = field(default_factory=dict)
-    layout: str | None | tuple[str | None, ...] = None
+    layout: str | tuple[str | None, ...] | None = None
     n: int | None = None
     atol: float = 0
     gpu_atol: float | None = None
     gpu_by_device: bool | None = None
     out_layout: str | None = SAME
     out_dtype: ndd.DType | None = None
+    check: Callable[[ndd.Batch], bool] | None = None
     marks: tuple[Any, ...] = ()
     id: str = ""
 
@@ -205,9 +206,9 @@ XFAIL_FULL = pytest.mark.xfail(
 )
 XFAIL_SCALAR = pytest.mark.xfail(
     strict=True,
-    reason="0-d samples become shape (1,) on the (fake) GPU: ndd.batch([np.float32(1)]).gpu().shape "
-    "is [(1,)], so are ndd.random.uniform(range=ndd.batch([np.float32([0, 1])] * 2), "
-    "device='gpu') samples",
+    reason="0-d samples become shape (1,) on the (fake) GPU: "
+    "ndd.batch([np.float32(1)]).gpu().shape is [(1,)]; so are the samples of "
+    "ndd.random.uniform(range=ndd.batch([np.float32([0, 1])] * 2), device='gpu')",
 )
 
 ROWS: tuple[Row, ...] = (
@@ -303,9 +304,28 @@ ROWS: tuple[Row, ...] = (
         "gaussian_blur",
         ndd.gaussian_blur,
         (
-            Case((FILTER,), {"sigma": _ps([0.8, 0.8], [1.5, 1.5], [1.0, 2.5])}, "HWC", gpu_atol=1),
-            Case((FILTER,), {"window_size": 5, "dtype": ndd.float32}, "HWC", gpu_atol=1e-3),
-            Case((VOLUMES,), {"sigma": [0.5, 1.0, 1.5]}, "DHWC", gpu_atol=1e-5, id="volumes"),
+            Case(
+                (FILTER,),
+                {"sigma": _ps([0.8, 0.8], [1.5, 1.5], [1.0, 2.5])},
+                "HWC",
+                gpu_atol=1,
+                out_dtype=ndd.uint8,
+            ),
+            Case(
+                (FILTER,),
+                {"window_size": 5, "dtype": ndd.float32},
+                "HWC",
+                gpu_atol=1e-3,
+                out_dtype=ndd.float32,
+            ),
+            Case(
+                (VOLUMES,),
+                {"sigma": [0.5, 1.0, 1.5]},
+                "DHWC",
+                gpu_atol=1e-5,
+                out_dtype=ndd.float32,
+                id="volumes",
+            ),
         ),
         empty=True,
         bad=({"window_size": per_sample(3, 4, 5, dtype=np.int32)}, InvalidArgumentError),
@@ -314,8 +334,15 @@ ROWS: tuple[Row, ...] = (
         "grid_mask",
         ndd.grid_mask,
         (
-            Case((FILTER,), {"tile": per_sample(4, 6, 9, dtype=np.int32), "angle": 0.3}, "HWC"),
-            Case((FILTER,), {"ratio": _ps(0.2, 0.5, 0.8), "shift_x": 2.0}, "HWC"),
+            Case(
+                (FILTER,),
+                {"tile": per_sample(4, 6, 9, dtype=np.int32), "angle": 0.3},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+            Case(
+                (FILTER,), {"ratio": _ps(0.2, 0.5, 0.8), "shift_x": 2.0}, "HWC", out_dtype=ndd.uint8
+            ),
         ),
         empty=True,
         bad=({"tile": per_sample(4, 4, 0, dtype=np.int32)}, InvalidArgumentError),
@@ -324,8 +351,19 @@ ROWS: tuple[Row, ...] = (
         "water",
         ndd.water,
         (
-            Case((FILTER,), {"ampl_x": 3.0, "mask": per_sample(1, 0, 1, dtype=np.int32)}, "HWC"),
-            Case((FILTER,), {"interp_type": LINEAR, "fill_value": 7.0}, "HWC", gpu_atol=1),
+            Case(
+                (FILTER,),
+                {"ampl_x": 3.0, "mask": per_sample(1, 0, 1, dtype=np.int32)},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+            Case(
+                (FILTER,),
+                {"interp_type": LINEAR, "fill_value": 7.0},
+                "HWC",
+                gpu_atol=1,
+                out_dtype=ndd.uint8,
+            ),
         ),
         empty=True,
         bad=({"interp_type": CUBIC}, InvalidArgumentError),
@@ -333,14 +371,25 @@ ROWS: tuple[Row, ...] = (
     Row(
         "sphere",
         ndd.sphere,
-        (Case((FILTER,), {"mask": per_sample(0, 1, 1, dtype=np.int32)}, "HWC"),),
+        (
+            Case(
+                (FILTER,), {"mask": per_sample(0, 1, 1, dtype=np.int32)}, "HWC", out_dtype=ndd.uint8
+            ),
+        ),
         empty=True,
         bad=({INPUTS: ([s.astype(np.int16) for s in FILTER],)}, InvalidTypeError),
     ),
     Row(
         "jitter",
         ndd.jitter,
-        (Case((FILTER,), {"nDegree": 3, "mask": per_sample(1, 0, 1, dtype=np.int32)}, "HWC"),),
+        (
+            Case(
+                (FILTER,),
+                {"nDegree": 3, "mask": per_sample(1, 0, 1, dtype=np.int32)},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+        ),
         empty=True,
         bad=({"nDegree": -1}, InvalidArgumentError),
         random=True,
@@ -348,7 +397,14 @@ ROWS: tuple[Row, ...] = (
     Row(
         "noise.gaussian",
         ndd.noise.gaussian,
-        (Case((FILTER,), {"mean": _ps(-3, 0, 40), "stddev": _ps(2, 5, 10)}, "HWC"),),
+        (
+            Case(
+                (FILTER,),
+                {"mean": _ps(-3, 0, 40), "stddev": _ps(2, 5, 10)},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+        ),
         empty=True,
         bad=({"stddev": _ps(1, -1, 1)}, InvalidArgumentError),
         random=True,
@@ -357,7 +413,12 @@ ROWS: tuple[Row, ...] = (
         "noise.salt_and_pepper",
         ndd.noise.salt_and_pepper,
         (
-            Case((FILTER,), {"prob": _ps(0.1, 0.3, 0.5), "salt_vs_pepper": 0.7}, "HWC"),
+            Case(
+                (FILTER,),
+                {"prob": _ps(0.1, 0.3, 0.5), "salt_vs_pepper": 0.7},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
             Case((SMALL_F,), {"prob": 0.4, "per_channel": True}, "HWC", id="float-per-channel"),
         ),
         empty=True,
@@ -367,7 +428,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         "noise.shot",
         ndd.noise.shot,
-        (Case((FILTER,), {"factor": _ps(2, 0.5, 8)}, "HWC"),),
+        (Case((FILTER,), {"factor": _ps(2, 0.5, 8)}, "HWC", out_dtype=ndd.uint8),),
         empty=True,
         bad=({"factor": -1.0}, InvalidArgumentError),
         random=True,
@@ -470,6 +531,7 @@ ROWS: tuple[Row, ...] = (
                 ([_pattern(5, 7), _pattern(5, 7, seed=1)],),
                 {"fill_value": 3.0},
                 "HWC",
+                check=lambda out: [t.shape for t in out.tensors] == [(5, 7, 3)] * 2,
                 id="equal-shapes",
             ),
         ),
@@ -543,6 +605,7 @@ ROWS: tuple[Row, ...] = (
                 {"angle": 40.0, "interp_type": NN},
                 "FHWC",
                 gpu_atol=1e-4,
+                check=lambda out: out.shape[0][0] == 2,
                 id="float-sequences",
             ),
         ),
@@ -564,7 +627,14 @@ ROWS: tuple[Row, ...] = (
                 "HWC",
                 gpu_atol=1,
             ),
-            Case((WARP_GRAY,), {"matrix": ZOOM}, "HW", gpu_atol=1, id="gray"),
+            Case(
+                (WARP_GRAY,),
+                {"matrix": ZOOM},
+                "HW",
+                gpu_atol=1,
+                check=lambda out: out.shape == [g.shape for g in WARP_GRAY],
+                id="gray",
+            ),
             Case((WARP, [SHIFT, ZOOM, SHIFT]), {}, ("HWC", None), gpu_atol=1, id="matrix-input"),
         ),
         empty=True,
@@ -636,7 +706,8 @@ ROWS: tuple[Row, ...] = (
         bad=({INPUTS: (_paths(["missing-1", "missing-2", "missing-3"]),)}, FileNotFoundError),
         xfail={
             "bad": "deferred/eager re-raise of an OSError fails: TypeError "
-            "'BaseException.__new__(FileNotFoundError) is not safe' (headrace._exceptions.displaced)"
+            "'BaseException.__new__(FileNotFoundError) is not safe' "
+            "(headrace._exceptions.displaced)"
         },
         devices=("cpu",),
         per_sample=False,

@@ -83,6 +83,8 @@ def test_contract(row: Row, case: Case) -> None:
     assert out.layout == (first if case.out_layout == SAME else case.out_layout)
     if case.out_dtype is not None:
         assert out.dtype == case.out_dtype
+    if case.check is not None:
+        assert case.check(out)
 
 
 @pytest.mark.parametrize("row", _row_params("empty"))
