@@ -11,14 +11,16 @@ numpy samples turned into a ragged batch, and checks:
 5. the CPU and the (fake) GPU kernels agree within ``atol``;
 6. with ``seed``, for random operators: the same RNG state gives the same output, the CPU draws
    equal the GPU draws, and two calls with one generator differ;
-7. with ``empty``: a batch of 0 samples gives a batch of 0 samples (``empty=True``) or raises
-   ``empty`` (an exception type);
-8. with ``bad=(overrides, error)``: the call with ``args | overrides`` raises ``error`` in every
-   eval mode (and on the GPU).
+7. with ``empty`` (:func:`check_empty`): a batch of 0 samples gives a batch of 0 samples
+   (``empty=True``) or raises ``empty`` (an exception type);
+8. with ``bad=(overrides, error)`` (:func:`check_bad`): the call with ``args | overrides``
+   raises ``error`` in every eval mode (and on the GPU).
 
-Operators without inputs (``ndd.zeros``, ``ndd.random.uniform``…) are called with
-``batch_size=n`` for the batch and without it for a sample. It returns the CPU batch result so
-tests can add op-specific checks.
+A random operator (``seed``) draws in sample order, so only its first sample is compared with a
+single-sample call. Operators without inputs (``ndd.zeros``, ``ndd.random.uniform``…) are
+called with ``batch_size=n`` for the batch and without it for a sample. It returns the CPU batch
+result so tests can add op-specific checks. ``tests/_helpers/op_table.py`` lists the cases of
+every registered operator.
 """
 
 from __future__ import annotations
