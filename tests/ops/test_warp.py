@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from tests._helpers.contract import check_op, host
+from tests._helpers.contract import host
 from tests._helpers.dali_oracle import dali_run, max_diff
 
 import headrace as ndd
@@ -23,33 +23,8 @@ def per_sample(*values: object) -> ndd.Batch:
     return ndd.batch([np.asarray(v, np.float32) for v in values])
 
 
-# --------------------------------------------------------------------------- contract
-
-
-@pytest.mark.parametrize(
-    ("op", "args"),
-    [
-        (W.rotate, {"angle": per_sample(30.0, -75.0, 180.0)}),
-        (W.rotate, {"angle": 20.0, "keep_size": True, "fill_value": 17.0}),
-        (W.rotate, {"angle": per_sample(10, 20, 30), "size": per_sample([8, 9], [12, 5], [7, 7])}),
-        (W.warp_affine, {"matrix": per_sample(SHIFT, ZOOM, SHIFT)}),
-        (W.warp_affine, {"matrix": SHIFT.ravel().tolist(), "interp_type": NN}),
-        (W.warp_affine, {"matrix": ZOOM, "size": [11, 13], "inverse_map": False}),
-        (W.warp_affine, {"matrix": SHIFT, "dtype": ndd.float32, "fill_value": 0.0}),
-    ],
-)
-def test_contract(op, args):
-    out = check_op(op, RAGGED, layout="HWC", gpu_atol=1, **args)
-    assert out.layout == "HWC"
-
-
-def test_contract_sequences_and_gray():
-    seqs = [RNG.random(s, dtype=np.float32) for s in ((2, 6, 9, 3), (3, 8, 5, 3))]
-    out = check_op(W.rotate, seqs, layout="FHWC", gpu_atol=1e-4, angle=40.0, interp_type=NN)
-    assert out.layout == "FHWC" and out.shape[0][0] == 2
-    gray = [r[..., 0].copy() for r in RAGGED]
-    out = check_op(W.warp_affine, gray, layout="HW", gpu_atol=1, matrix=ZOOM)
-    assert out.layout == "HW" and out.shape == [g.shape for g in gray]
+# ----------------------------------------------------------------------------- contract
+# The contract cases (check_op) of these operators are rows of tests/_helpers/op_table.py.
 
 
 def test_matrix_as_second_input():

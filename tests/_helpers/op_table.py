@@ -1,0 +1,1008 @@
+"""One row per registered operator schema: how to call it, example inputs, arguments and flags.
+
+``tests/ops/test_op_table.py`` runs :func:`tests._helpers.contract.check_op` on every case of every
+row and fails when a schema of ``headrace._dispatch.schema.REGISTRY`` has no row (or a row names no
+schema). Each :class:`Row` holds
+
+* ``op``: the public function, called as ``op(*batches, **args)``;
+* ``cases``: example inputs (lists of numpy samples, or a function making them: encoded images,
+  file paths) with real, non-trivial arguments, per-sample ``Batch`` arguments included;
+* flags checked against the schema: ``random``, ``devices``, ``per_sample`` (the schema has
+  per-sample arguments, and then some case passes one);
+* ``empty``: what a batch of 0 samples gives (``True``: a batch of 0 samples, or the error type);
+* ``bad``: one invalid call (argument overrides, error type) every eval mode must reject alike.
+
+Only the public API (``import headrace as ndd``) is used.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import io
+import operator
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+import headrace as ndd
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
+from tests._helpers.contract import DROP, INPUTS
+
+Samples = Sequence[np.ndarray]
+Inputs = tuple[Samples, ...] | Callable[[], tuple[Samples, ...]]
+#: ``Case.out_layout`` default: the output has the first input's layout.
+SAME = "<same as input>"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a row's operator: inputs, arguments, tolerances and expected output traits."""
+
+    inputs: Inputs = ()
+    args: Mapping[str, Any] = field(default_factory=dict)
+    layout: str | tuple[str | None, ...] | None = None
+    n: int | None = None
+    atol: float = 0
+    gpu_atol: float | None = None
+    gpu_by_device: bool | None = None
+    out_layout: str | None = SAME
+    out_dtype: ndd.DType | None = None
+    check: Callable[[ndd.Batch], bool] | None = None
+    marks: tuple[Any, ...] = ()
+    id: str = ""
+
+    def samples(self) -> tuple[Samples, ...]:
+        """The inputs' samples (made on first use for generated data)."""
+        return self.inputs() if callable(self.inputs) else self.inputs
+
+
+@dataclass(frozen=True)
+class Row:
+    """Everything the contract needs about one registered schema."""
+
+    schema: str
+    op: Callable[..., Any]
+    cases: tuple[Case, ...]
+    empty: bool | type[BaseException]
+    bad: tuple[Mapping[str, Any], type[BaseException]]
+    random: bool = False
+    devices: tuple[str, ...] = ("cpu", "gpu")
+    per_sample: bool = True
+    gpu_by_device: bool = False
+    xfail: Mapping[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- example data
+
+
+def _integers(rng: np.random.Generator, *shapes: tuple[int, ...]) -> list[np.ndarray]:
+    return [rng.integers(0, 256, s, dtype=np.uint8) for s in shapes]
+
+
+def _floats(rng: np.random.Generator, *shapes: tuple[int, ...]) -> list[np.ndarray]:
+    return [rng.random(s, dtype=np.float32) for s in shapes]
+
+
+def _pattern(h: int, w: int, c: int = 3, seed: int = 0) -> np.ndarray:
+    """Smooth pattern plus noise, uint8 HWC (realistic for resampling comparisons)."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    base = 127 + 60 * (np.sin(xx / 7.0) * np.cos(yy / 5.0))[..., None]
+    return np.clip(base + rng.normal(0, 30, (h, w, c)), 0, 255).astype(np.uint8)
+
+
+_rng = np.random.default_rng(7)
+COLOR = _integers(_rng, (5, 7, 3), (9, 4, 3), (6, 6, 3))
+COLOR_SEQS = _floats(_rng, (2, 4, 5, 3), (3, 3, 2, 3))
+_rng = np.random.default_rng(11)
+FILTER = _integers(_rng, (12, 15, 3), (20, 9, 3), (16, 16, 3))
+VOLUMES = _floats(_rng, (4, 6, 5, 2), (3, 3, 7, 2))
+_rng = np.random.default_rng(5)
+WARP = _integers(_rng, (14, 19, 3), (21, 10, 3), (16, 16, 3))
+WARP_SEQS = _floats(_rng, (2, 6, 9, 3), (3, 8, 5, 3))
+WARP_GRAY = [r[..., 0].copy() for r in WARP]
+GEOM = [_pattern(37, 53), _pattern(64, 41, seed=1), _pattern(50, 50, seed=2)]
+GEOM_FLOATS = _floats(np.random.default_rng(3), (7, 9, 2), (12, 5, 2))
+_rng = np.random.default_rng(13)
+SMALL = _integers(_rng, (4, 6, 3), (5, 3, 3), (2, 7, 3))
+SMALL_F = _floats(_rng, (4, 6, 3), (5, 3, 3), (2, 7, 3))
+SMALL_POS = [s // 2 + 1 for s in SMALL]
+SMALL_I16 = [_rng.integers(-300, 300, s.shape, dtype=np.int16) for s in SMALL]
+VECTORS = [np.arange(k, dtype=np.int32) * 3 - 4 for k in (5, 2, 7)]
+LABELS = [np.array(v, np.int32) for v in ([0, 3, 1], [2], [4, 4, 0, 1])]
+UNITS = [np.zeros((1, k, 1), np.float32) + k for k in (3, 1, 4)]
+
+SHIFT = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]], np.float32)
+ZOOM = np.array([[0.8, 0.1, 1.5], [-0.2, 1.1, 0.5]], np.float32)
+NN, LINEAR, CUBIC = ndd.types.INTERP_NN, ndd.types.INTERP_LINEAR, ndd.types.INTERP_CUBIC
+
+
+def per_sample(*values: object, dtype: Any = None) -> ndd.Batch:
+    """One argument value per sample (float32, or int32 when all are integers, unless ``dtype``)."""
+    arrs = [np.asarray(v) for v in values]
+    if dtype is None:
+        dtype = np.float32 if any(a.dtype.kind == "f" for a in arrs) else np.int32
+    return ndd.batch([a.astype(dtype) for a in arrs])
+
+
+def _encode(img: np.ndarray, ext: str) -> np.ndarray:
+    if ext == ".png":  # Pillow for PNG, OpenCV for JPEG
+        buf = io.BytesIO()
+        Image.fromarray(img).save(buf, format="PNG")
+        return np.frombuffer(buf.getvalue(), np.uint8).copy()
+    ok, enc = cv2.imencode(ext, img[..., ::-1].copy())
+    assert ok
+    return enc.ravel()
+
+
+@functools.cache
+def encoded() -> tuple[Samples]:
+    """JPEG and PNG files of a few sizes, as 1-D uint8 samples."""
+    imgs = [_pattern(24 + 6 * i, 30 + 5 * i, seed=i) for i in range(3)]
+    return ([_encode(imgs[0], ".jpg"), _encode(imgs[1], ".png"), _encode(imgs[2], ".jpg")],)
+
+
+@functools.cache
+def _tmpdir() -> Path:
+    d = Path(tempfile.mkdtemp(prefix="headrace-op-table-"))
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    return d
+
+
+def _paths(names: Sequence[str]) -> list[np.ndarray]:
+    return [np.frombuffer(str(_tmpdir() / n).encode(), np.uint8).copy() for n in names]
+
+
+@functools.cache
+def files() -> tuple[Samples]:
+    """UTF-8 paths of temporary files (one of them empty)."""
+    contents = {"a.bin": b"headrace", "b.bin": bytes(range(200)), "empty.bin": b""}
+    for name, data in contents.items():
+        (_tmpdir() / name).write_bytes(data)
+    return (_paths(list(contents)),)
+
+
+# ------------------------------------------------------------------------ public-API adapters
+
+
+def binary(a: Any, b: Any, /, *, fn: Callable[[Any, Any], Any]) -> Any:
+    """``fn(a, b)``: arithmetic through the Tensor/Batch operators and ``ndd.math``."""
+    return fn(a, b)
+
+
+def unary(a: Any, /, *, fn: Callable[[Any], Any]) -> Any:
+    """``fn(a)``: unary arithmetic."""
+    return fn(a)
+
+
+def subscript(x: Any, /, *, lo: Any, at: Any, step: int = 1) -> Any:
+    """``x[lo::step, at]`` per sample (``Batch.slice``; plain indexing for a Tensor)."""
+    if isinstance(x, ndd.Batch):
+        return x.slice[lo::step, at]
+    return x[int(np.asarray(lo.cpu() if isinstance(lo, ndd.Tensor) else lo)) :: step, int(at)]
+
+
+def _ps(*values: object) -> ndd.Batch:
+    return per_sample(*values)
+
+
+# ------------------------------------------------------------------------------- the table
+
+#: Real bugs the contract found (``src/`` is fixed elsewhere); each xfail is strict.
+XFAIL_FULL = pytest.mark.xfail(
+    strict=True,
+    reason="full: a non-scalar fill_value with `shape` fails (ValueError 'cannot reshape array of "
+    "size 3 into shape ()') instead of broadcasting: ndd.full(ndd.tensor(np.float32([1, 2, 3])), "
+    "shape=[2, 3])",
+)
+XFAIL_SCALAR = pytest.mark.xfail(
+    strict=True,
+    reason="0-d samples become shape (1,) on the (fake) GPU: "
+    "ndd.batch([np.float32(1)]).gpu().shape is [(1,)]; so are the samples of "
+    "ndd.random.uniform(range=ndd.batch([np.float32([0, 1])] * 2), device='gpu')",
+)
+
+ROWS: tuple[Row, ...] = (
+    # ------------------------------------------------------------------------------- colour
+    Row(
+        "brightness_contrast",
+        ndd.brightness_contrast,
+        (
+            Case((COLOR,), {"brightness": _ps(0.5, 1.0, 1.7), "contrast": 1.3}, "HWC"),
+            Case((COLOR,), {"brightness_shift": 0.1, "dtype": ndd.float32}, "HWC"),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.zeros((2, 2, 3), np.bool_)] * 3,)}, ValueError),
+    ),
+    Row(
+        "color_twist",
+        ndd.color_twist,
+        (
+            Case((COLOR,), {"hue": _ps(10, -45, 200), "saturation": 0.4}, "HWC", gpu_atol=1),
+            Case(
+                (COLOR_SEQS,),
+                {"brightness": 1.2},
+                "FHWC",
+                gpu_atol=1e-5,
+                out_dtype=ndd.float32,
+                id="float-sequences",
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: ([COLOR[0], np.zeros((4, 4, 4), np.uint8)],)}, ShapeError),
+    ),
+    Row(
+        "hsv",
+        ndd.hsv,
+        (
+            Case(
+                (COLOR,), {"hue": 30.0, "saturation": _ps(0, 1, 2), "value": 0.8}, "HWC", gpu_atol=1
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.zeros((3, 4, 4), np.uint8)] * 3,)}, ShapeError),
+    ),
+    Row(
+        "hue",
+        ndd.hue,
+        (Case((COLOR,), {"hue": _ps(90, 180, 270)}, "HWC", gpu_atol=1),),
+        empty=True,
+        bad=({INPUTS: ([np.zeros((4, 4, 2), np.uint8)] * 3,)}, ShapeError),
+    ),
+    Row(
+        "saturation",
+        ndd.saturation,
+        (Case((COLOR,), {"saturation": _ps(0.0, 0.5, 1.5)}, "HWC", gpu_atol=1),),
+        empty=True,
+        bad=({"saturation": _ps(1, 1, -1)}, InvalidArgumentError),
+    ),
+    Row(
+        "color_space_conversion",
+        ndd.color_space_conversion,
+        (Case((COLOR,), {"image_type": ndd.types.RGB, "output_type": "ycbcr"}, "HWC", gpu_atol=1),),
+        empty=True,
+        bad=({INPUTS: ([s.astype(np.float32) for s in COLOR],)}, InvalidTypeError),
+        per_sample=False,
+    ),
+    Row(
+        "normalize",
+        ndd.normalize,
+        (
+            Case((COLOR,), {"mean": _ps(10, 100, 200), "stddev": 50.0}, "HWC", gpu_atol=1e-4),
+            Case(
+                (COLOR,), {"axis_names": "HW", "scale": 64.0, "dtype": ndd.int16}, "HWC", gpu_atol=1
+            ),
+        ),
+        empty=True,
+        bad=({"axes": [0], "axis_names": "H"}, InvalidArgumentError),
+    ),
+    Row(
+        "lookup_table",
+        ndd.lookup_table,
+        (
+            Case(
+                (COLOR,),
+                {"keys": [0, 5, 255], "values": [1.0, 2.0, 3.0], "default_value": 9},
+                "HWC",
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: (COLOR_SEQS[:1] * 3,)}, InvalidTypeError),
+        per_sample=False,
+    ),
+    # ------------------------------------------------------------------------------ filters
+    Row(
+        "gaussian_blur",
+        ndd.gaussian_blur,
+        (
+            Case(
+                (FILTER,),
+                {"sigma": _ps([0.8, 0.8], [1.5, 1.5], [1.0, 2.5])},
+                "HWC",
+                gpu_atol=1,
+                out_dtype=ndd.uint8,
+            ),
+            Case(
+                (FILTER,),
+                {"window_size": 5, "dtype": ndd.float32},
+                "HWC",
+                gpu_atol=1e-3,
+                out_dtype=ndd.float32,
+            ),
+            Case(
+                (VOLUMES,),
+                {"sigma": [0.5, 1.0, 1.5]},
+                "DHWC",
+                gpu_atol=1e-5,
+                out_dtype=ndd.float32,
+                id="volumes",
+            ),
+        ),
+        empty=True,
+        bad=({"window_size": per_sample(3, 4, 5, dtype=np.int32)}, InvalidArgumentError),
+    ),
+    Row(
+        "grid_mask",
+        ndd.grid_mask,
+        (
+            Case(
+                (FILTER,),
+                {"tile": per_sample(4, 6, 9, dtype=np.int32), "angle": 0.3},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+            Case(
+                (FILTER,), {"ratio": _ps(0.2, 0.5, 0.8), "shift_x": 2.0}, "HWC", out_dtype=ndd.uint8
+            ),
+        ),
+        empty=True,
+        bad=({"tile": per_sample(4, 4, 0, dtype=np.int32)}, InvalidArgumentError),
+    ),
+    Row(
+        "water",
+        ndd.water,
+        (
+            Case(
+                (FILTER,),
+                {"ampl_x": 3.0, "mask": per_sample(1, 0, 1, dtype=np.int32)},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+            Case(
+                (FILTER,),
+                {"interp_type": LINEAR, "fill_value": 7.0},
+                "HWC",
+                gpu_atol=1,
+                out_dtype=ndd.uint8,
+            ),
+        ),
+        empty=True,
+        bad=({"interp_type": CUBIC}, InvalidArgumentError),
+    ),
+    Row(
+        "sphere",
+        ndd.sphere,
+        (
+            Case(
+                (FILTER,), {"mask": per_sample(0, 1, 1, dtype=np.int32)}, "HWC", out_dtype=ndd.uint8
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: ([s.astype(np.int16) for s in FILTER],)}, InvalidTypeError),
+    ),
+    Row(
+        "jitter",
+        ndd.jitter,
+        (
+            Case(
+                (FILTER,),
+                {"nDegree": 3, "mask": per_sample(1, 0, 1, dtype=np.int32)},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+        ),
+        empty=True,
+        bad=({"nDegree": -1}, InvalidArgumentError),
+        random=True,
+    ),
+    Row(
+        "noise.gaussian",
+        ndd.noise.gaussian,
+        (
+            Case(
+                (FILTER,),
+                {"mean": _ps(-3, 0, 40), "stddev": _ps(2, 5, 10)},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+        ),
+        empty=True,
+        bad=({"stddev": _ps(1, -1, 1)}, InvalidArgumentError),
+        random=True,
+    ),
+    Row(
+        "noise.salt_and_pepper",
+        ndd.noise.salt_and_pepper,
+        (
+            Case(
+                (FILTER,),
+                {"prob": _ps(0.1, 0.3, 0.5), "salt_vs_pepper": 0.7},
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+            Case((SMALL_F,), {"prob": 0.4, "per_channel": True}, "HWC", id="float-per-channel"),
+        ),
+        empty=True,
+        bad=({"prob": 1.5}, InvalidArgumentError),
+        random=True,
+    ),
+    Row(
+        "noise.shot",
+        ndd.noise.shot,
+        (Case((FILTER,), {"factor": _ps(2, 0.5, 8)}, "HWC", out_dtype=ndd.uint8),),
+        empty=True,
+        bad=({"factor": -1.0}, InvalidArgumentError),
+        random=True,
+    ),
+    # ----------------------------------------------------------------------------- geometry
+    Row(
+        "resize",
+        ndd.resize,
+        (
+            Case((GEOM,), {"size": _ps([20, 30], [40, 10], [33, 33])}, "HWC", gpu_atol=1),
+            Case((GEOM,), {"resize_shorter": 24, "interp_type": _ps(0, 1, 2)}, "HWC", gpu_atol=1),
+            Case((GEOM_FLOATS,), {"size": [20, 12], "interp_type": CUBIC}, "HWC", gpu_atol=1e-4),
+        ),
+        empty=True,
+        bad=({"mode": "bogus"}, InvalidArgumentError),
+    ),
+    Row(
+        "crop",
+        ndd.crop,
+        (
+            Case((GEOM,), {"crop": [20, 25], "crop_pos_x": _ps(0.0, 0.3, 1.0)}, "HWC"),
+            Case(
+                (GEOM,),
+                {
+                    "crop_h": 60,
+                    "crop_w": 45,
+                    "out_of_bounds_policy": "pad",
+                    "fill_values": [1, 2, 3],
+                },
+                "HWC",
+            ),
+        ),
+        empty=True,
+        bad=({"crop": [60, 60]}, ShapeError),
+    ),
+    Row(
+        "crop_mirror_normalize",
+        ndd.crop_mirror_normalize,
+        (
+            Case(
+                (GEOM,),
+                {"crop": [20, 20], "mirror": _ps(0, 1, 1), "mean": [120, 110, 100], "std": 50},
+                "HWC",
+                gpu_atol=1e-5,
+                out_layout="CHW",
+            ),
+            Case((GEOM_FLOATS,), {"output_layout": "HWC", "std": [2.0, 4.0]}, "HWC", gpu_atol=1e-6),
+        ),
+        empty=True,
+        bad=({"mean": [1.0, 2.0]}, InvalidArgumentError),
+    ),
+    Row(
+        "random_resized_crop",
+        ndd.random_resized_crop,
+        (
+            Case(
+                ([_pattern(20, 30), _pattern(40, 60, seed=1), _pattern(33, 25, seed=2)],),
+                {"size": [16, 12], "random_area": [0.3, 1.0], "interp_type": _ps(0, 1, 1)},
+                "HWC",
+                gpu_atol=1,
+            ),
+        ),
+        empty=True,
+        bad=({"random_area": [0.5, 0.1]}, InvalidArgumentError),
+        random=True,
+    ),
+    Row(
+        "flip",
+        ndd.flip,
+        (Case((GEOM,), {"horizontal": _ps(1, 0, 1), "vertical": _ps(0, 1, 1)}, "HWC"),),
+        empty=True,
+        bad=({INPUTS: ([np.zeros(5, np.uint8)] * 3,)}, ShapeError),
+    ),
+    Row(
+        "slice",
+        ndd.slice,
+        (
+            Case(
+                (
+                    GEOM,
+                    [np.float32([0.1, 0.2]), np.float32([0.0, 0.5]), np.float32([0.3, 0.3])],
+                    [np.float32([0.5, 0.4]), np.float32([0.9, 0.2]), np.float32([0.1, 0.6])],
+                ),
+                {},
+                ("HWC", None, None),
+                id="anchor-shape-inputs",
+            ),
+            Case((GEOM,), {"rel_start": _ps([0.1, 0.2], [0.0, 0.5], [0.3, 0.3])}, "HWC"),
+        ),
+        empty=True,
+        bad=({"start": [100, 100], "shape": [5, 5]}, InvalidArgumentError),
+    ),
+    Row(
+        "pad",
+        ndd.pad,
+        (
+            Case((GEOM,), {"shape": [70, 70, 4], "fill_value": _ps(1.0, 2.0, 3.0)}, "HWC"),
+            Case((GEOM,), {"axis_names": "HW", "shape": [70, 65], "align": [8, 16]}, "HWC"),
+            Case(
+                ([_pattern(5, 7), _pattern(5, 7, seed=1)],),
+                {"fill_value": 3.0},
+                "HWC",
+                check=lambda out: [t.shape for t in out.tensors] == [(5, 7, 3)] * 2,
+                id="equal-shapes",
+            ),
+        ),
+        empty=True,
+        bad=({"axes": [5]}, InvalidArgumentError),
+    ),
+    Row(
+        "paste",
+        ndd.paste,
+        (Case((GEOM,), {"ratio": _ps(1.0, 1.5, 2.0), "fill_value": [9, 8, 7]}, "HWC"),),
+        empty=True,
+        bad=({"ratio": 0.5}, InvalidArgumentError),
+    ),
+    Row(
+        "erase",
+        ndd.erase,
+        (
+            Case(
+                (GEOM,),
+                {"anchor": _ps([3, 4], [10, 0], [0, 30]), "shape": [10, 12], "axis_names": "HW"},
+                "HWC",
+            ),
+        ),
+        empty=True,
+        bad=({"anchor": [1, 2, 3], "shape": [10, 12], "axis_names": "HW"}, InvalidArgumentError),
+    ),
+    Row(
+        "resize_crop_mirror",
+        ndd.resize_crop_mirror,
+        (
+            Case(
+                (GEOM,),
+                {"resize_shorter": 40, "crop": [30, 30], "mirror": _ps(0, 1, 0)},
+                "HWC",
+                gpu_atol=1,
+            ),
+        ),
+        empty=True,
+        bad=({"crop": [10, 10, 10]}, InvalidArgumentError),
+    ),
+    Row(
+        "tensor_resize",
+        ndd.tensor_resize,
+        (
+            Case(
+                (GEOM_FLOATS,),
+                {"sizes": _ps([3, 4], [8, 2]), "axes": [0, 1]},
+                gpu_atol=1e-5,
+            ),
+        ),
+        empty=True,
+        bad=({"sizes": [3, 4, 5], "axes": [0, 1]}, InvalidArgumentError),
+    ),
+    # --------------------------------------------------------------------------------- warp
+    Row(
+        "rotate",
+        ndd.rotate,
+        (
+            Case((WARP,), {"angle": _ps(30.0, -75.0, 180.0)}, "HWC", gpu_atol=1),
+            Case(
+                (WARP,), {"angle": 20.0, "keep_size": True, "fill_value": 17.0}, "HWC", gpu_atol=1
+            ),
+            Case(
+                (WARP,),
+                {"angle": _ps(10, 20, 30), "size": _ps([8, 9], [12, 5], [7, 7])},
+                "HWC",
+                gpu_atol=1,
+            ),
+            Case(
+                (WARP_SEQS,),
+                {"angle": 40.0, "interp_type": NN},
+                "FHWC",
+                gpu_atol=1e-4,
+                check=lambda out: out.shape[0][0] == 2,
+                id="float-sequences",
+            ),
+        ),
+        empty=True,
+        bad=({"dtype": ndd.uint8, "output_dtype": ndd.float32}, InvalidArgumentError),
+    ),
+    Row(
+        "warp_affine",
+        ndd.warp_affine,
+        (
+            Case((WARP,), {"matrix": per_sample(SHIFT, ZOOM, SHIFT)}, "HWC", gpu_atol=1),
+            Case((WARP,), {"matrix": SHIFT.ravel().tolist(), "interp_type": NN}, "HWC", gpu_atol=1),
+            Case(
+                (WARP,), {"matrix": ZOOM, "size": [11, 13], "inverse_map": False}, "HWC", gpu_atol=1
+            ),
+            Case(
+                (WARP,),
+                {"matrix": SHIFT, "dtype": ndd.float32, "fill_value": 0.0},
+                "HWC",
+                gpu_atol=1,
+            ),
+            Case(
+                (WARP_GRAY,),
+                {"matrix": ZOOM},
+                "HW",
+                gpu_atol=1,
+                check=lambda out: out.shape == [g.shape for g in WARP_GRAY],
+                id="gray",
+            ),
+            Case((WARP, [SHIFT, ZOOM, SHIFT]), {}, ("HWC", None), gpu_atol=1, id="matrix-input"),
+        ),
+        empty=True,
+        bad=({"matrix": np.zeros((2, 3)), "inverse_map": False}, InvalidArgumentError),
+    ),
+    # ---------------------------------------------------------------------------- decoders
+    Row(
+        "decoders.image",
+        ndd.decoders.image,
+        (
+            Case(encoded, {}, out_layout="HWC"),
+            Case(
+                encoded,
+                {"output_type": ndd.types.GRAY, "dtype": ndd.float32},
+                out_layout="HWC",
+                atol=0,
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.arange(50, dtype=np.uint8)] * 3,)}, ndd.DecodeError),
+        per_sample=False,
+        gpu_by_device=True,
+    ),
+    Row(
+        "decoders.image_crop",
+        ndd.decoders.image_crop,
+        (
+            Case(
+                encoded, {"crop": (10, 12), "crop_pos_x": 0.0, "crop_pos_y": 1.0}, out_layout="HWC"
+            ),
+            Case(
+                encoded,
+                {"crop_h": _ps(5, 6, 7), "crop_w": 9.0, "crop_pos_x": _ps(0.2, 0.5, 1.0)},
+                out_layout="HWC",
+            ),
+        ),
+        empty=True,
+        bad=({"crop": (1000, 10)}, ValueError),
+        gpu_by_device=True,
+    ),
+    Row(
+        "decoders.image_random_crop",
+        ndd.decoders.image_random_crop,
+        (
+            Case(
+                encoded, {"random_area": [0.2, 0.9], "output_type": ndd.types.BGR}, out_layout="HWC"
+            ),
+        ),
+        empty=True,
+        bad=({"on_error": "ignore"}, ValueError),
+        random=True,
+        per_sample=False,
+        gpu_by_device=True,
+    ),
+    Row(
+        "peek_image_shape",
+        ndd.peek_image_shape,
+        (Case(encoded, {"image_type": ndd.types.GRAY, "dtype": ndd.int32}, out_layout=None),),
+        empty=True,
+        bad=({"image_type": "xyz"}, ValueError),
+        devices=("cpu",),
+        per_sample=False,
+    ),
+    Row(
+        "io.file.read",
+        ndd.io.file.read,
+        (Case(files, {}, out_layout=None),),
+        empty=True,
+        bad=({INPUTS: (_paths(["missing-1", "missing-2", "missing-3"]),)}, FileNotFoundError),
+        xfail={
+            "bad": "deferred/eager re-raise of an OSError fails: TypeError "
+            "'BaseException.__new__(FileNotFoundError) is not safe' "
+            "(headrace._exceptions.displaced)"
+        },
+        devices=("cpu",),
+        per_sample=False,
+    ),
+    # ------------------------------------------------------------------------------- random
+    Row(
+        "random.uniform",
+        ndd.random.uniform,
+        (
+            Case((), {"range": [0.0, 10.0], "shape": [3]}, n=4, id="range"),
+            Case((), {"values": [1.0, 2.5, 7.0], "shape": [2, 2]}, n=3, id="values"),
+            Case((), {"range": _ps([0, 1], [5, 6], [-2, 2]), "shape": [2]}, id="per-sample"),
+            Case((), {"range": _ps([0, 1], [5, 6])}, marks=(XFAIL_SCALAR,), id="per-sample-scalar"),
+            Case((SMALL,), {"range": [-1.0, 1.0]}, out_layout=None, id="shape-like"),
+        ),
+        empty=True,
+        bad=({"range": [2.0, 1.0]}, InvalidArgumentError),
+        random=True,
+        gpu_by_device=True,
+    ),
+    Row(
+        "random.normal",
+        ndd.random.normal,
+        (
+            Case((), {"mean": 3.0, "stddev": 2.0, "shape": [5]}, n=3, id="scalar-args"),
+            Case(
+                (),
+                {"mean": _ps(0, 10, -5), "stddev": _ps(1, 0.5, 3), "shape": [4]},
+                id="per-sample",
+            ),
+            Case(
+                (),
+                {"mean": _ps(0, 10), "stddev": 2.0},
+                marks=(XFAIL_SCALAR,),
+                id="per-sample-scalar",
+            ),
+        ),
+        empty=True,
+        bad=({"stddev": -1.0}, ValueError),
+        random=True,
+        gpu_by_device=True,
+    ),
+    Row(
+        "random.coin_flip",
+        ndd.random.coin_flip,
+        (
+            Case((), {"probability": 0.3, "shape": [16]}, n=3, id="scalar-args"),
+            Case(
+                (),
+                {"probability": _ps(0.1, 0.5, 0.9), "shape": [16], "dtype": ndd.uint8},
+                id="per-sample",
+            ),
+            Case((), {"probability": _ps(0.2, 0.7)}, marks=(XFAIL_SCALAR,), id="per-sample-scalar"),
+        ),
+        empty=True,
+        bad=({"probability": 2.0}, InvalidArgumentError),
+        random=True,
+        gpu_by_device=True,
+    ),
+    Row(
+        "random.choice",
+        ndd.random.choice,
+        (
+            Case(
+                ([np.int32([10, 20, 30]), np.int32([1, 2, 3]), np.int32([7, 8, 9])],),
+                {"shape": [6]},
+            ),
+            Case(
+                ([np.int32(5), np.int32(3), np.int32(9)],),
+                {"p": None, "shape": [4]},
+                id="range-of-scalar",
+            ),
+            Case(
+                ([np.float32([0.5, 1.5]), np.float32([2.5, 3.5]), np.float32([4.5, 5.5])],),
+                {"p": _ps([0.2, 0.8], [0.5, 0.5], [0.9, 0.1]), "shape": [5]},
+                id="weighted",
+            ),
+        ),
+        empty=True,
+        bad=({"p": [0.5, 0.5]}, InvalidArgumentError),
+        random=True,
+        devices=("cpu",),
+    ),
+    Row(
+        "random.beta",
+        ndd.random.beta,
+        (
+            Case((), {"alpha": 2.0, "beta": 5.0, "shape": [6]}, n=3, id="scalar-args"),
+            Case((), {"alpha": _ps(0.5, 1, 3), "beta": _ps(1, 2, 0.5)}, id="per-sample"),
+        ),
+        empty=True,
+        bad=({"alpha": 0.0}, InvalidArgumentError),
+        random=True,
+        devices=("cpu",),
+    ),
+    # ------------------------------------------------------------------------- arithmetic
+    Row(
+        "arithmetic_generic_op",
+        binary,
+        (
+            Case((SMALL, SMALL_I16), {"fn": operator.add}, id="add-promotes"),
+            Case((SMALL_F, SMALL_POS), {"fn": operator.truediv}, gpu_atol=1e-6, id="div"),
+            Case((SMALL, SMALL_I16), {"fn": operator.lt}, id="compare"),
+            Case((SMALL_I16, SMALL), {"fn": ndd.math.max}, id="max"),
+            Case(
+                (SMALL_F, [np.float32([1.0, 2.0, 3.0])] * 3), {"fn": operator.mul}, id="broadcast"
+            ),
+        ),
+        empty=True,
+        bad=({"fn": operator.and_, INPUTS: (SMALL_F, SMALL)}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    # ------------------------------------------------------------------------------- misc
+    Row(
+        "copy",
+        ndd.copy,
+        (
+            Case((SMALL,), {}, "HWC"),
+            Case(([np.float32(v) for v in (1, 2, 3)],), {}, marks=(XFAIL_SCALAR,), id="scalars"),
+        ),
+        empty=True,
+        bad=({"device": "tpu"}, ValueError),
+        per_sample=False,
+    ),
+    Row(
+        "cast",
+        ndd.cast,
+        (
+            Case((SMALL_F,), {"dtype": ndd.uint8}, "HWC", id="float-to-uint8"),
+            Case((SMALL_I16,), {"dtype": ndd.uint8}, "HWC", id="saturates"),
+        ),
+        empty=True,
+        bad=({"dtype": DROP}, TypeError),
+        per_sample=False,
+    ),
+    Row(
+        "reshape",
+        ndd.reshape,
+        (
+            Case((SMALL,), {"shape": _ps([2, -1], [9, 5], [7, 2, 3])}, "HWC", out_layout=None),
+            Case((SMALL,), {"rel_shape": [1, -1]}, "HWC", out_layout=None, id="rel-shape"),
+            Case(
+                (SMALL,),
+                {"src_dims": [2, 0, -1, 1], "layout": "CHXW"},
+                "HWC",
+                out_layout="CHXW",
+                id="src-dims",
+            ),
+        ),
+        empty=True,
+        bad=({"shape": [7, 7]}, ShapeError),
+    ),
+    Row(
+        "transpose",
+        ndd.transpose,
+        (
+            Case((SMALL,), {"perm": [2, 0, 1]}, "HWC", out_layout="CHW"),
+            Case((SMALL_F,), {"perm": [1, 0, 2], "output_layout": "ABC"}, "HWC", out_layout="ABC"),
+        ),
+        empty=True,
+        bad=({"perm": [0, 0, 1]}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "expand_dims",
+        ndd.expand_dims,
+        (Case((SMALL,), {"axes": [0, 3], "new_axis_names": "FX"}, "HWC", out_layout="FHWXC"),),
+        empty=True,
+        bad=({"axes": [9]}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "squeeze",
+        ndd.squeeze,
+        (
+            Case((UNITS,), {"axis_names": "F"}, "FWC", out_layout="WC"),
+            Case((UNITS,), {"axes": [0, 2]}, "FWC", out_layout="W"),
+        ),
+        empty=True,
+        bad=({"axis_names": DROP, "axes": [1]}, ShapeError),
+        per_sample=False,
+    ),
+    Row(
+        "zeros",
+        ndd.zeros,
+        (Case((), {"shape": [2, 3], "dtype": ndd.int16, "layout": "HW"}, n=3, out_layout="HW"),),
+        empty=True,
+        bad=({"dtype": "bogus"}, ValueError),
+        per_sample=False,
+        gpu_by_device=True,
+    ),
+    Row(
+        "ones",
+        ndd.ones,
+        (Case((), {"shape": [4], "dtype": ndd.float64}, n=2, out_layout=None),),
+        empty=True,
+        bad=({"shape": [-2]}, ValueError),
+        xfail={
+            "bad": "a negative `shape` is not validated: numpy's ValueError on the CPU, torch's "
+            "RuntimeError on the GPU: ndd.ones(shape=[-2], device='gpu')"
+        },
+        per_sample=False,
+        gpu_by_device=True,
+    ),
+    Row(
+        "full",
+        ndd.full,
+        (
+            Case(
+                ([np.float32([1, 2, 3]), np.float32([4, 5])],),
+                {"dtype": ndd.int16},
+                out_layout=None,
+            ),
+            Case(
+                ([np.int32(7), np.int32(1)],),
+                {"shape": [3, 2], "dtype": ndd.uint8},
+                out_layout=None,
+                id="scalar",
+            ),
+            Case(
+                ([np.float32([1, 2, 3]), np.float32([4, 5, 6])],),
+                {"shape": [2, 3]},
+                out_layout=None,
+                marks=(XFAIL_FULL,),
+                id="broadcast",
+            ),
+        ),
+        empty=True,
+        bad=({"dtype": "bogus"}, ValueError),
+        per_sample=False,
+    ),
+    Row(
+        "shapes",
+        ndd.shapes,
+        (Case((SMALL,), {}, "HWC", out_layout=None, out_dtype=ndd.int64),),
+        empty=True,
+        bad=({"dtype": "bogus"}, ValueError),
+        per_sample=False,
+    ),
+    Row(
+        "stack",
+        ndd.stack,
+        (
+            Case((SMALL, SMALL), {"axis": 1, "axis_name": "S"}, ("HWC", "HWC"), out_layout="HSWC"),
+            Case((SMALL_F, SMALL_F, SMALL_F), {}, out_layout=None, id="three"),
+        ),
+        empty=True,
+        bad=({INPUTS: (SMALL, SMALL_F)}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "cat",
+        ndd.cat,
+        (Case((SMALL, SMALL), {"axis": 2}, ("HWC", "HWC")),),
+        empty=True,
+        bad=({"axis": 5}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "one_hot",
+        ndd.one_hot,
+        (
+            Case((LABELS,), {"num_classes": 5}, out_layout=None),
+            Case(
+                (LABELS,),
+                {"num_classes": 6, "axis": 0, "dtype": ndd.int32, "on_value": 4, "off_value": -1},
+                out_layout=None,
+                id="axis-0",
+            ),
+        ),
+        empty=True,
+        bad=({"num_classes": -1}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "per_frame",
+        ndd.per_frame,
+        (
+            Case((SMALL,), {"replace": True}, "HWC", out_layout="FWC"),
+            Case((SMALL,), {}, out_layout="F**", id="no-layout"),
+        ),
+        empty=True,
+        bad=({"replace": False}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "_tensor_subscript",
+        subscript,
+        (
+            Case((SMALL,), {"lo": per_sample(1, 0, 1), "at": 1}, "HWC", out_layout="HC"),
+            Case(
+                (SMALL,), {"lo": per_sample(0, 2, 1), "at": -1, "step": 2}, "HWC", out_layout="HC"
+            ),
+        ),
+        empty=True,
+        bad=({"at": 9}, IndexError),
+    ),
+)
