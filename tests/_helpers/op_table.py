@@ -214,6 +214,20 @@ XFAIL_SCALAR = pytest.mark.xfail(
 ROWS: tuple[Row, ...] = (
     # ------------------------------------------------------------------------------- colour
     Row(
+        "brightness",
+        ndd.brightness,
+        (Case((COLOR,), {"brightness": _ps(0.5, 1.0, 1.7), "brightness_shift": 0.1}, "HWC"),),
+        empty=True,
+        bad=({"brightness_shift": "x"}, ValueError),
+    ),
+    Row(
+        "contrast",
+        ndd.contrast,
+        (Case((COLOR,), {"contrast": _ps(0.5, 1.0, 1.7), "contrast_center": 40.0}, "HWC"),),
+        empty=True,
+        bad=({"contrast": "x"}, ValueError),
+    ),
+    Row(
         "brightness_contrast",
         ndd.brightness_contrast,
         (

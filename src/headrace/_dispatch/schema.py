@@ -34,11 +34,15 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from headrace._core.batch import Batch
 from headrace._core.device import Device
 from headrace._core.errors import UnsupportedDeviceError
 from headrace._dispatch.args import REQUIRED, Arg
 from headrace._dispatch.call import dispatch
+from headrace._dispatch.kernel_context import KernelContext
 from headrace._dispatch.planned import Planned, planned_kernel
+
+Vals = dict[str, Any]
 
 #: Every declared operator by name.
 REGISTRY: dict[str, OpSchema] = {}
