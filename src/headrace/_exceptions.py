@@ -37,7 +37,10 @@ def displaced(error: BaseException, site: _callsite.CallSite, deferred: bool) ->
     """Build the exception to raise at consumption for ``error`` raised by a call at ``site``."""
     base = DeferredEvaluationError if deferred else AsynchronousExecutionError
     cls = _displaced_class(type(error), base)
-    new = BaseException.__new__(cls)
+    try:  # the error type's own __new__ (OSError and its subclasses have one)
+        new = cls.__new__(cls, *error.args)
+    except TypeError:
+        new = BaseException.__new__(cls)
     new.args = error.args
     try:
         new.__dict__.update(error.__dict__)

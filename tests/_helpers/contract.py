@@ -226,8 +226,10 @@ def check_op(
     if seed is not None:
         _close(host(call(batches, size)), ref_h, atol, "same seed, same draws")
         rng = ndd.random.RNG(seed=seed)
-        a, b = host(call(batches, size, rng=rng)), host(call(batches, size, rng=rng))
-        assert _differ(a, b), "two calls with one generator gave equal results"
+        # later calls draw anew (a low-entropy output such as two coin flips may repeat once)
+        a = host(call(batches, size, rng=rng))
+        later = [host(call(batches, size, rng=rng)) for _ in range(4)]
+        assert any(_differ(a, b) for b in later), "five calls with one generator were all equal"
     assert ref.layout is None or len(ref.layout) == ref.ndim
 
     common = {"layout": layout, "n": n, "gpu": gpu, "gpu_by_device": gpu_by_device}

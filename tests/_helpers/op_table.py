@@ -30,7 +30,6 @@ from typing import Any
 
 import cv2
 import numpy as np
-import pytest
 from PIL import Image
 
 import headrace as ndd
@@ -198,18 +197,6 @@ def _ps(*values: object) -> ndd.Batch:
 # ------------------------------------------------------------------------------- the table
 
 #: Real bugs the contract found (``src/`` is fixed elsewhere); each xfail is strict.
-XFAIL_FULL = pytest.mark.xfail(
-    strict=True,
-    reason="full: a non-scalar fill_value with `shape` fails (ValueError 'cannot reshape array of "
-    "size 3 into shape ()') instead of broadcasting: ndd.full(ndd.tensor(np.float32([1, 2, 3])), "
-    "shape=[2, 3])",
-)
-XFAIL_SCALAR = pytest.mark.xfail(
-    strict=True,
-    reason="0-d samples become shape (1,) on the (fake) GPU: "
-    "ndd.batch([np.float32(1)]).gpu().shape is [(1,)]; so are the samples of "
-    "ndd.random.uniform(range=ndd.batch([np.float32([0, 1])] * 2), device='gpu')",
-)
 
 ROWS: tuple[Row, ...] = (
     # ------------------------------------------------------------------------------- colour
@@ -718,11 +705,6 @@ ROWS: tuple[Row, ...] = (
         (Case(files, {}, out_layout=None),),
         empty=True,
         bad=({INPUTS: (_paths(["missing-1", "missing-2", "missing-3"]),)}, FileNotFoundError),
-        xfail={
-            "bad": "deferred/eager re-raise of an OSError fails: TypeError "
-            "'BaseException.__new__(FileNotFoundError) is not safe' "
-            "(headrace._exceptions.displaced)"
-        },
         devices=("cpu",),
         per_sample=False,
     ),
@@ -734,7 +716,7 @@ ROWS: tuple[Row, ...] = (
             Case((), {"range": [0.0, 10.0], "shape": [3]}, n=4, id="range"),
             Case((), {"values": [1.0, 2.5, 7.0], "shape": [2, 2]}, n=3, id="values"),
             Case((), {"range": _ps([0, 1], [5, 6], [-2, 2]), "shape": [2]}, id="per-sample"),
-            Case((), {"range": _ps([0, 1], [5, 6])}, marks=(XFAIL_SCALAR,), id="per-sample-scalar"),
+            Case((), {"range": _ps([0, 1], [5, 6])}, id="per-sample-scalar"),
             Case((SMALL,), {"range": [-1.0, 1.0]}, out_layout=None, id="shape-like"),
         ),
         empty=True,
@@ -755,7 +737,6 @@ ROWS: tuple[Row, ...] = (
             Case(
                 (),
                 {"mean": _ps(0, 10), "stddev": 2.0},
-                marks=(XFAIL_SCALAR,),
                 id="per-sample-scalar",
             ),
         ),
@@ -774,7 +755,7 @@ ROWS: tuple[Row, ...] = (
                 {"probability": _ps(0.1, 0.5, 0.9), "shape": [16], "dtype": ndd.uint8},
                 id="per-sample",
             ),
-            Case((), {"probability": _ps(0.2, 0.7)}, marks=(XFAIL_SCALAR,), id="per-sample-scalar"),
+            Case((), {"probability": _ps(0.2, 0.7)}, id="per-sample-scalar"),
         ),
         empty=True,
         bad=({"probability": 2.0}, InvalidArgumentError),
@@ -840,7 +821,7 @@ ROWS: tuple[Row, ...] = (
         ndd.copy,
         (
             Case((SMALL,), {}, "HWC"),
-            Case(([np.float32(v) for v in (1, 2, 3)],), {}, marks=(XFAIL_SCALAR,), id="scalars"),
+            Case(([np.float32(v) for v in (1, 2, 3)],), {}, id="scalars"),
         ),
         empty=True,
         bad=({"device": "tpu"}, ValueError),
@@ -919,10 +900,6 @@ ROWS: tuple[Row, ...] = (
         (Case((), {"shape": [4], "dtype": ndd.float64}, n=2, out_layout=None),),
         empty=True,
         bad=({"shape": [-2]}, ValueError),
-        xfail={
-            "bad": "a negative `shape` is not validated: numpy's ValueError on the CPU, torch's "
-            "RuntimeError on the GPU: ndd.ones(shape=[-2], device='gpu')"
-        },
         per_sample=False,
         gpu_by_device=True,
     ),
@@ -945,7 +922,6 @@ ROWS: tuple[Row, ...] = (
                 ([np.float32([1, 2, 3]), np.float32([4, 5, 6])],),
                 {"shape": [2, 3]},
                 out_layout=None,
-                marks=(XFAIL_FULL,),
                 id="broadcast",
             ),
         ),

@@ -158,7 +158,8 @@ def move(arr: Array, dev: Device, dtype: _dt.DType, *, copy: bool = False) -> Ar
         if arr.device == target:
             return arr.clone() if copy else arr
         return arr.to(target)
-    t = numpy_to_torch(np.ascontiguousarray(arr), dtype)
+    # np.ascontiguousarray would make a 0-d array 1-d
+    t = numpy_to_torch(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr), dtype)
     target = dev.torch_device()
     if target.type == "cpu":
         return t.clone()

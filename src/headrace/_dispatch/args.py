@@ -116,6 +116,14 @@ def to_ints(v: Any) -> np.ndarray:
     return a.astype(np.int64)
 
 
+def to_shape(v: Any) -> np.ndarray:
+    """A shape argument: non-negative integers (int64 array)."""
+    a = to_ints(v)
+    if (a < 0).any():
+        raise ValueError(f"a shape needs non-negative extents, got {a.tolist()}")
+    return a
+
+
 def to_str(v: Any) -> str:
     """A string argument."""
     if not isinstance(v, str):

@@ -264,10 +264,16 @@ def full(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Ba
     shape = _fill_shape(v)
     fill = ins[0]
     dt = v["dtype"] or fill._dtype
-    outs = [
-        xp.full(shape or tuple(f.shape), _scalar(f), dt) if f.ndim == 0 or shape else xp.cast(f, dt)
-        for f in fill._samples
-    ]
+    outs = []
+    for f in fill._samples:
+        if f.ndim == 0:
+            outs.append(xp.full(shape, _scalar(f), dt))
+        elif shape:  # an array fill value broadcast to the shape
+            out = xp.full(shape, 0, dt)
+            out[...] = xp.cast(f, dt)
+            outs.append(out)
+        else:
+            outs.append(xp.cast(f, dt))
     return _out(kc, outs, dt, v["layout"])
 
 

@@ -29,8 +29,8 @@ import numpy as np
 from headrace import types as _types
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
-from headrace._dispatch.args import REQUIRED as _NO_DEFAULT
 from headrace._dispatch.args import (
+    REQUIRED,
     Arg,
     forward_args,
     to_any,
@@ -143,7 +143,7 @@ RANDOM_RESIZED_CROP = _schema(
     "random_resized_crop",
     _FILTER
     + (
-        Arg("size", to_ints, _NO_DEFAULT, doc="Output (H, W)."),
+        Arg("size", to_ints, REQUIRED, doc="Output (H, W)."),
         Arg("random_area", to_floats, (0.08, 1.0), doc="Range of the window's area fraction."),
         Arg("random_aspect_ratio", to_floats, (3 / 4, 4 / 3), doc="Range of the aspect ratio."),
         Arg("num_attempts", to_int, 10, doc="Attempts at drawing a fitting window."),
@@ -190,8 +190,8 @@ PAD = _schema(
 PASTE = _schema(
     "paste",
     (
-        Arg("ratio", to_float32, _NO_DEFAULT, per_sample=True, doc="Canvas / image size."),
-        Arg("fill_value", to_ints, _NO_DEFAULT, doc="Canvas colour (per channel)."),
+        Arg("ratio", to_float32, REQUIRED, per_sample=True, doc="Canvas / image size."),
+        Arg("fill_value", to_ints, REQUIRED, doc="Canvas colour (per channel)."),
         Arg("paste_x", to_float32, 0.5, per_sample=True, doc="Relative x of the image."),
         Arg("paste_y", to_float32, 0.5, per_sample=True, doc="Relative y of the image."),
         Arg("min_canvas_size", to_float32, 0.0, per_sample=True, doc="Minimum canvas side."),

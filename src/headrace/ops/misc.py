@@ -21,8 +21,8 @@ from headrace._core.batch import Batch
 from headrace._core.device import device as _to_device
 from headrace._core.entry import provide
 from headrace._core.tensor import Tensor
-from headrace._dispatch.args import REQUIRED as _NO_DEFAULT
 from headrace._dispatch.args import (
+    REQUIRED,
     Arg,
     to_any,
     to_bool,
@@ -31,6 +31,7 @@ from headrace._dispatch.args import (
     to_int,
     to_ints,
     to_layout,
+    to_shape,
 )
 from headrace._dispatch.schema import OpSchema
 
@@ -43,7 +44,7 @@ def _schema(name: str, **kw: Any) -> OpSchema:
 
 
 COPY = _schema("copy", args=(Arg("_force", to_bool, False),))
-CAST = _schema("cast", args=(Arg("dtype", to_dtype, _NO_DEFAULT, doc="Output type."),))
+CAST = _schema("cast", args=(Arg("dtype", to_dtype, REQUIRED, doc="Output type."),))
 RESHAPE = _schema(
     "reshape",
     args=(
@@ -56,7 +57,7 @@ RESHAPE = _schema(
 TRANSPOSE = _schema(
     "transpose",
     args=(
-        Arg("perm", to_ints, _NO_DEFAULT, doc="Output dim i is input dim perm[i]."),
+        Arg("perm", to_ints, REQUIRED, doc="Output dim i is input dim perm[i]."),
         Arg("transpose_layout", to_bool, True, doc="Permute the layout too."),
         Arg("output_layout", to_layout, None, doc="Explicit output layout."),
     ),
@@ -64,7 +65,7 @@ TRANSPOSE = _schema(
 EXPAND_DIMS = _schema(
     "expand_dims",
     args=(
-        Arg("axes", to_ints, _NO_DEFAULT, doc="Positions of the new unit dims."),
+        Arg("axes", to_ints, REQUIRED, doc="Positions of the new unit dims."),
         Arg("new_axis_names", to_layout, None, doc="Layout letters of the new dims."),
     ),
 )
@@ -76,7 +77,7 @@ SQUEEZE = _schema(
     ),
 )
 _FILL_ARGS = (
-    Arg("shape", to_ints, None, doc="Output shape."),
+    Arg("shape", to_shape, None, doc="Output shape."),
     Arg("dtype", to_dtype, None, doc="Output type."),
     Arg("layout", to_layout, None, doc="Output layout."),
 )

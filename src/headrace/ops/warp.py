@@ -24,8 +24,8 @@ from headrace._core.batch import Batch
 from headrace._core.device import CPU
 from headrace._core.errors import InvalidArgumentError
 from headrace._core.tensor import Tensor
-from headrace._dispatch.args import REQUIRED as _NO_DEFAULT
 from headrace._dispatch.args import (
+    REQUIRED,
     Arg,
     PerSample,
     forward_args,
@@ -76,7 +76,7 @@ ROTATE = OpSchema(
     "rotate",
     "warp",
     args=(
-        Arg("angle", to_float, _NO_DEFAULT, per_sample=True, doc="Degrees, counter-clockwise."),
+        Arg("angle", to_float, REQUIRED, per_sample=True, doc="Degrees, counter-clockwise."),
         Arg("axis", to_floats, None, per_sample=True, doc="Rotation axis (3-D volumes)."),
         Arg("keep_size", to_bool, False, doc="Keep the input size instead of fitting the result."),
         *_COMMON,
