@@ -425,10 +425,10 @@ def crop_resize_plan(
     window: tuple[Sequence[float], Sequence[float]],
     out_size: Sequence[int],
     *,
+    antialias: bool,
     interp: Any = None,
     min_filter: Any = None,
     mag_filter: Any = None,
-    antialias: bool = True,
     mirror: Sequence[bool] | None = None,
     dtype: Any = None,
 ) -> KernelPlan:
@@ -439,7 +439,7 @@ def crop_resize_plan(
 
     Examples
     --------
-    >>> crop_resize_plan((10, 10, 3), "HWC", ((2, 2), (4, 4)), (8, 8)).shape
+    >>> crop_resize_plan((10, 10, 3), "HWC", ((2, 2), (4, 4)), (8, 8), antialias=True).shape
     (8, 8, 3)
     """
     axes = _spatial_info("resize", shape, layout)

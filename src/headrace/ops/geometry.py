@@ -132,7 +132,7 @@ Vals = dict[str, Any]
 def _slice_inputs(kc: KernelContext, ins: list[Batch | None], vals: Vals) -> Vals:
     """``slice``'s positional ``anchor``/``shape`` inputs as per-sample arguments
     (``anchor_input``/``shape_input``), on the host."""
-    extra = {}
+    extra: Vals = {}
     for name, b in zip(("anchor_input", "shape_input"), ins[1:3]):
         if b is not None:
             extra[name] = PerSample(_st.move(a, CPU, b._dtype) for a in b._samples or ())
