@@ -8,11 +8,20 @@ import numpy as np
 import pytest
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._dispatch.planned import plan_args
+from headrace._dispatch.schema import REGISTRY
+from headrace.backends.common import axis_weights
 from headrace.backends.cpu import geometry as G
 from headrace.backends.cpu import resize as R
 from headrace.ops import _geometry_params as P
-from headrace.ops._resize_params import AxisFilter, axis_weights, resize_params
+from headrace.ops._resize_params import AxisFilter
 from headrace.types import INTERP_CUBIC, INTERP_GAUSSIAN, INTERP_LANCZOS3, INTERP_NN
+
+
+def plan_for(op: str, in_shape, layout, /, **kw):
+    """``op``'s plan for one sample, as the operator computes it: schema defaults, then ``kw``."""
+    s = REGISTRY[op]
+    return s.planned.plan(tuple(in_shape), layout, None, **plan_args(op, {**s.defaults, **kw}))
 
 
 def _image(h: int, w: int, c: int = 3, seed: int = 0) -> np.ndarray:
@@ -24,11 +33,11 @@ def _image(h: int, w: int, c: int = 3, seed: int = 0) -> np.ndarray:
 
 
 def _run_resize(x: np.ndarray, layout: str = "HWC", **kw) -> np.ndarray:
-    return R.resize(x, layout, **resize_params(x.shape, layout, **kw).kwargs)
+    return R.resize(x, layout, **plan_for("resize", x.shape, layout, **kw).kwargs)
 
 
 def _generic(x: np.ndarray, layout: str = "HWC", **kw) -> np.ndarray:
-    k = resize_params(x.shape, layout, **kw).kwargs
+    k = plan_for("resize", x.shape, layout, **kw).kwargs
     res = R._generic(x, layout, k["out_size"], k["roi_lo"], k["roi_hi"], k["filters"])
     return R.cast_round(res, x.dtype)
 
@@ -60,25 +69,25 @@ def test_resize_output_shape_closed_forms(shape, kw, expected):
         layout = "CHW"
     if "resize_z" in kw:
         layout = "DHWC"
-    assert resize_params(shape, layout, **kw).shape == expected
+    assert plan_for("resize", shape, layout, **kw).shape == expected
 
 
 def test_resize_rejects_conflicting_size_arguments():
     with pytest.raises(InvalidArgumentError, match="exactly one"):
-        resize_params((10, 10, 3), "HWC", size=[5, 5], resize_shorter=3)
+        plan_for("resize", (10, 10, 3), "HWC", size=[5, 5], resize_shorter=3)
     with pytest.raises(InvalidArgumentError, match="mutually exclusive"):
-        resize_params((10, 10, 3), "HWC", resize_shorter=3, mode="stretch")
+        plan_for("resize", (10, 10, 3), "HWC", resize_shorter=3, mode="stretch")
     with pytest.raises(InvalidArgumentError, match="together"):
-        resize_params((10, 10, 3), "HWC", size=[5, 5], roi_start=[0, 0])
+        plan_for("resize", (10, 10, 3), "HWC", size=[5, 5], roi_start=[0, 0])
 
 
 def test_subpixel_scale_keeps_fractional_scale_in_roi():
-    plan = resize_params((10, 10, 1), "HWC", size=[5.5, 5.5])
+    plan = plan_for("resize", (10, 10, 1), "HWC", size=[5.5, 5.5])
     k = plan.kwargs
     # 5.5 -> 6 output pixels, ROI widened around the centre so the scale stays 10/5.5
     assert plan.shape == (6, 6, 1)
     np.testing.assert_allclose((k["roi_hi"][0] - k["roi_lo"][0]) / 6, 10 / 5.5, rtol=1e-6)
-    off = resize_params((10, 10, 1), "HWC", size=[5.5, 5.5], subpixel_scale=False).kwargs
+    off = plan_for("resize", (10, 10, 1), "HWC", size=[5.5, 5.5], subpixel_scale=False).kwargs
     assert off["roi_lo"] == (0.0, 0.0) and off["roi_hi"] == (10.0, 10.0)
 
 
@@ -90,9 +99,9 @@ def test_linear_weights_are_interpolation_and_antialias_widens_support():
     ramp = np.arange(4, dtype=np.float32)
     vals = [(c[j] * ramp[np.clip(idx[j] + np.arange(c.shape[1]), 0, 3)]).sum() for j in range(8)]
     np.testing.assert_allclose(vals, np.clip((np.arange(8) + 0.5) / 2 - 0.5, 0, 3), atol=1e-6)
-    plan = resize_params((400, 400, 1), "HWC", size=[100, 100])
+    plan = plan_for("resize", (400, 400, 1), "HWC", size=[100, 100])
     assert plan.kwargs["filters"][0] == AxisFilter("triangular", 8.0)
-    plain = resize_params((400, 400, 1), "HWC", size=[100, 100], antialias=False)
+    plain = plan_for("resize", (400, 400, 1), "HWC", size=[100, 100], antialias=False)
     assert plain.kwargs["filters"][0] == AxisFilter("triangular", 2.0)
 
 
@@ -178,15 +187,15 @@ def test_crop_window_rounding_and_policies():
     assert P.crop_window("crop", (20, 30), (11, 7), (0.77, 0.3), "truncate") == ([6, 6], [11, 7])
     assert P.crop_window("crop", (20, 30), (10.5, 7.5), (0.5, 0.5)) == ([5, 12], [10, 7])
     with pytest.raises(ShapeError, match="out of bounds"):
-        P.crop_params((4, 4, 3), "HWC", crop=(6, 6))
-    trimmed = P.crop_params((4, 4, 3), "HWC", crop=(6, 6), out_of_bounds_policy="trim_to_shape")
+        plan_for("crop", (4, 4, 3), "HWC", crop=(6, 6))
+    trimmed = plan_for("crop", (4, 4, 3), "HWC", crop=(6, 6), out_of_bounds_policy="trim_to_shape")
     assert trimmed.shape == (4, 4, 3)
 
 
 def test_crop_pads_with_per_channel_fill():
     img = np.full((4, 4, 3), 7, np.uint8)
-    plan = P.crop_params(
-        img.shape, "HWC", crop=(7, 6), out_of_bounds_policy="pad", fill_values=[1, 2, 3]
+    plan = plan_for(
+        "crop", img.shape, "HWC", crop=(7, 6), out_of_bounds_policy="pad", fill_values=[1, 2, 3]
     )
     out = G.crop(img, "HWC", **plan.kwargs)
     assert out.shape == (7, 6, 3)
@@ -196,7 +205,7 @@ def test_crop_pads_with_per_channel_fill():
 
 def test_crop_chw_and_sequence():
     x = np.arange(2 * 3 * 10 * 12, dtype=np.float32).reshape(2, 3, 10, 12)
-    plan = P.crop_params(x.shape, "FCHW", crop=(4, 6), crop_pos_x=0, crop_pos_y=1)
+    plan = plan_for("crop", x.shape, "FCHW", crop=(4, 6), crop_pos_x=0, crop_pos_y=1)
     np.testing.assert_array_equal(G.crop(x, "FCHW", **plan.kwargs), x[:, :, 6:10, 0:6])
 
 
@@ -205,7 +214,7 @@ def test_crop_chw_and_sequence():
 
 def _cmn(x, **kw):
     return G.crop_mirror_normalize(
-        x, "HWC", **P.crop_mirror_normalize_params(x.shape, "HWC", **kw).kwargs
+        x, "HWC", **plan_for("crop_mirror_normalize", x.shape, "HWC", **kw).kwargs
     )
 
 
@@ -278,9 +287,9 @@ def test_random_crop_window_draws_fixed_amount_and_falls_back():
 def test_random_resized_crop_kernel_equals_crop_then_resize():
     img = _image(120, 160)
     plan = P.random_resized_crop_params(
-        img.shape, "HWC", window=((10, 20), (60, 80)), size=(30, 40)
+        img.shape, "HWC", window=((10, 20), (60, 80)), size=(30, 40), antialias=True
     )
-    out = G.random_resized_crop(img, "HWC", **plan.kwargs)
+    out = R.resize(img, "HWC", **plan.kwargs)
     ref = _run_resize(img, size=[30, 40], roi_start=[10, 20], roi_end=[70, 100])
     assert out.shape == (30, 40, 3) and np.abs(out.astype(int) - ref).max() <= 1
 
@@ -291,70 +300,72 @@ def test_random_resized_crop_kernel_equals_crop_then_resize():
 def test_flip_axes_and_cv2_path():
     img = _image(5, 7)
     assert np.array_equal(
-        G.flip(img, "HWC", **P.flip_params(img.shape, "HWC").kwargs), img[:, ::-1]
+        G.flip(img, "HWC", **plan_for("flip", img.shape, "HWC").kwargs), img[:, ::-1]
     )
-    both = P.flip_params(img.shape, "HWC", horizontal=1, vertical=1)
+    both = plan_for("flip", img.shape, "HWC", horizontal=1, vertical=1)
     np.testing.assert_array_equal(G.flip(img, "HWC", **both.kwargs), img[::-1, ::-1])
     vol = np.arange(24).reshape(2, 3, 4, 1)
-    dep = P.flip_params(vol.shape, "DHWC", horizontal=0, depthwise=1)
+    dep = plan_for("flip", vol.shape, "DHWC", horizontal=0, depthwise=1)
     np.testing.assert_array_equal(G.flip(vol, "DHWC", **dep.kwargs), vol[::-1])
 
 
 def test_slice_forms_give_the_same_box():
     x = np.arange(20 * 30).reshape(20, 30, 1)
-    rel = P.slice_params(x.shape, "HWC", rel_start=(0.13, 0.27), rel_shape=(0.5, 0.33))
+    rel = plan_for("slice", x.shape, "HWC", rel_start=(0.13, 0.27), rel_shape=(0.5, 0.33))
     assert rel.kwargs["anchor"] == (5, 4, 0) and rel.shape == (7, 15, 1)
-    absolute = P.slice_params(x.shape, "HWC", start=(3, 4), shape_arg=(5, 6))
+    absolute = plan_for("slice", x.shape, "HWC", start=(3, 4), shape=(5, 6))
     np.testing.assert_array_equal(G.slice(x, "HWC", **absolute.kwargs), x[4:10, 3:8])
-    pos = P.slice_params(x.shape, "HWC", anchor=(3, 4), slice_shape=(5, 6), normalized_anchor=False,
-                         normalized_shape=False)  # fmt: skip
+    pos = plan_for("slice", x.shape, "HWC", anchor_input=(3, 4), shape_input=(5, 6),
+                   normalized_anchor=False, normalized_shape=False)  # fmt: skip
     assert pos.kwargs == absolute.kwargs
-    by_axes = P.slice_params(x.shape, "HWC", start=(4,), end=(10,), axes=(0,))
+    by_axes = plan_for("slice", x.shape, "HWC", start=(4,), end=(10,), axes=(0,))
     np.testing.assert_array_equal(G.slice(x, "HWC", **by_axes.kwargs), x[4:10])
     with pytest.raises(ShapeError, match="out of bounds"):
-        P.slice_params(x.shape, "HWC", start=(25, 0), shape_arg=(10, 5))
+        plan_for("slice", x.shape, "HWC", start=(25, 0), shape=(10, 5))
     oob = {"out_of_bounds_policy": "pad", "fill_values": -1}
-    padded = P.slice_params(x.shape, "HWC", start=(25, 0), shape_arg=(10, 5), **oob)
+    padded = plan_for("slice", x.shape, "HWC", start=(25, 0), shape=(10, 5), **oob)
     out = G.slice(x, "HWC", **padded.kwargs)
     assert out.shape == (5, 10, 1) and (out[:, 5:] == -1).all() and (out[:, :5] == x[:5, 25:]).all()
 
 
 def test_pad_batch_max_align_and_fill():
-    plan = P.pad_params(
-        (3, 5, 2), "HWC", axis_names="HW", align=4, batch_max_shape=(6, 5, 2), fill_value=-1
+    plan = plan_for(
+        "pad", (3, 5, 2), "HWC", axis_names="HW", align=4, batch_max_shape=(6, 5, 2), fill_value=-1
     )
     assert plan.shape == (8, 8, 2)
     out = G.pad(np.ones((3, 5, 2)), "HWC", **plan.kwargs)
     assert (out[:3, :5] == 1).all() and (out[3:] == -1).all() and (out[:, 5:] == -1).all()
-    assert P.pad_params((3, 5, 2), "HWC", axis_names="W", shape=(3,)).shape == (3, 5, 2)
+    assert plan_for("pad", (3, 5, 2), "HWC", axis_names="W", shape=(3,)).shape == (3, 5, 2)
 
 
 def test_paste_canvas_and_position():
     img = np.full((10, 20, 3), 9, np.uint8)
-    plan = P.paste_params(
-        img.shape, "HWC", ratio=2.0, paste_x=0.0, paste_y=1.0, fill_value=(1, 2, 3)
+    plan = plan_for(
+        "paste", img.shape, "HWC", ratio=2.0, paste_x=0.0, paste_y=1.0, fill_value=(1, 2, 3)
     )
     out = G.paste(img, "HWC", **plan.kwargs)
     assert (
         out.shape == (20, 40, 3) and (out[10:, :20] == 9).all() and out[0, 0].tolist() == [1, 2, 3]
     )
-    assert P.paste_params(img.shape, "HWC", ratio=1.0, min_canvas_size=50).shape == (50, 50, 3)
+    assert plan_for(
+        "paste", img.shape, "HWC", ratio=1.0, fill_value=0, min_canvas_size=50
+    ).shape == (50, 50, 3)
     with pytest.raises(InvalidArgumentError, match="ratio"):
-        P.paste_params(img.shape, "HWC", ratio=0.5)
+        plan_for("paste", img.shape, "HWC", ratio=0.5, fill_value=0)
 
 
 def test_erase_regions_normalized_and_centered():
     x = np.ones((6, 5, 1), np.float32)
-    regions = {"anchor": (1, 1, 3, 3), "erase_shape": (1, 1, 2, 2), "axis_names": "HW"}
-    plan = P.erase_params(x.shape, "HWC", fill_value=-1, **regions)
+    regions = {"anchor": (1, 1, 3, 3), "shape": (1, 1, 2, 2), "axis_names": "HW"}
+    plan = plan_for("erase", x.shape, "HWC", fill_value=-1, **regions)
     out = G.erase(x, "HWC", **plan.kwargs)
     assert (
         (out[..., 0] != 1).astype(int).sum() == 5
         and out[1, 1, 0] == -1
         and (out[3:5, 3:5] == -1).all()
     )
-    cen = P.erase_params(x.shape, "HWC", anchor=(0.5, 0.5), erase_shape=(0.2, 0.4), axis_names="HW",
-                         normalized=True, centered_anchor=True)  # fmt: skip
+    cen = plan_for("erase", x.shape, "HWC", anchor=(0.5, 0.5), shape=(0.2, 0.4), axis_names="HW",
+                   normalized=True, centered_anchor=True)  # fmt: skip
     assert cen.kwargs["boxes"] == (((2, 1, 0), (3, 3, 1)),)
     assert (x == 1).all()
 
@@ -374,25 +385,26 @@ def test_torch_kernels_agree_with_cpu():
         {"size": [130, 90]},
         {"resize_shorter": 20, "interp_type": INTERP_CUBIC},
     ):
-        plan = resize_params(img.shape, "HWC", **kw)
+        plan = plan_for("resize", img.shape, "HWC", **kw)
         got = TR.resize(t, "HWC", **plan.kwargs).numpy()
         assert np.abs(got.astype(int) - _generic(img, **kw)).max() <= 1
-    nn = resize_params(img.shape, "HWC", size=[40, 50], interp_type=INTERP_NN)
+    nn = plan_for("resize", img.shape, "HWC", size=[40, 50], interp_type=INTERP_NN)
     np.testing.assert_array_equal(
         TR.resize(t, "HWC", **nn.kwargs).numpy(), R.resize(img, "HWC", **nn.kwargs)
     )
     plans = {
-        "crop": P.crop_params(img.shape, "HWC", crop=(70, 50), out_of_bounds_policy="pad",
-                              fill_values=[1, 2, 3]),
-        "flip": P.flip_params(img.shape, "HWC", vertical=1),
-        "slice": P.slice_params(img.shape, "HWC", rel_start=(0.1, 0.2), rel_shape=(0.5, 0.5)),
-        "pad": P.pad_params(img.shape, "HWC", axis_names="HW", align=16),
-        "paste": P.paste_params(img.shape, "HWC", ratio=1.5, fill_value=(4, 5, 6)),
-        "erase": P.erase_params(img.shape, "HWC", anchor=(3, 4), erase_shape=(10, 20),
-                                axis_names="HW",
-                                fill_value=(7, 8, 9)),
-        "crop_mirror_normalize": P.crop_mirror_normalize_params(
-            img.shape, "HWC", crop=(70, 50), mirror=1, mean=[1, 2, 3], std=[4, 5, 6],
+        "crop": plan_for("crop", img.shape, "HWC", crop=(70, 50), out_of_bounds_policy="pad",
+                         fill_values=[1, 2, 3]),
+        "flip": plan_for("flip", img.shape, "HWC", vertical=1),
+        "slice": plan_for("slice", img.shape, "HWC", rel_start=(0.1, 0.2), rel_shape=(0.5, 0.5)),
+        "pad": plan_for("pad", img.shape, "HWC", axis_names="HW", align=16),
+        "paste": plan_for("paste", img.shape, "HWC", ratio=1.5, fill_value=(4, 5, 6)),
+        "erase": plan_for("erase", img.shape, "HWC", anchor=(3, 4), shape=(10, 20),
+                          axis_names="HW",
+                          fill_value=(7, 8, 9)),
+        "crop_mirror_normalize": plan_for(
+            "crop_mirror_normalize", img.shape, "HWC", crop=(70, 50), mirror=1, mean=[1, 2, 3],
+            std=[4, 5, 6],
             out_of_bounds_policy="pad", fill_values=[1, 2, 3], pad_output=True,
         ),
     }  # fmt: skip
@@ -442,7 +454,7 @@ def test_resize_shapes_match_dali():
             kw["subpixel_scale"] = False
         a = np.zeros((h, w, 1), np.uint8)
         ref = np.asarray(ndd.resize(ndd.as_tensor(a, layout="HWC"), **kw)).shape
-        assert resize_params(a.shape, "HWC", **kw).shape == ref, kw
+        assert plan_for("resize", a.shape, "HWC", **kw).shape == ref, kw
 
 
 @pytest.mark.dali
@@ -483,7 +495,7 @@ def test_crop_cmn_slice_erase_match_dali():
                {"crop": (11.5, 7.2), "rounding": "truncate", "crop_pos_x": 0.9}):  # fmt: skip
         ref = np.asarray(ndd.crop(t(img), **kw))
         np.testing.assert_array_equal(
-            G.crop(img, "HWC", **P.crop_params(img.shape, "HWC", **kw).kwargs), ref
+            G.crop(img, "HWC", **plan_for("crop", img.shape, "HWC", **kw).kwargs), ref
         )
     for kw in ({"crop": (20, 30), "mirror": 1, "mean": [10, 20, 30], "std": [2, 3, 4]},
                {"crop": (50, 60), "out_of_bounds_policy": "pad", "fill_values": [1, 2, 3],
@@ -498,16 +510,14 @@ def test_crop_cmn_slice_erase_match_dali():
         {"start": (3, 4), "shape": (5, 6)},
     ):
         ref = np.asarray(ndd.slice(t(img), **kw))
-        pkw = {("shape_arg" if k == "shape" else k): v for k, v in kw.items()}
         np.testing.assert_array_equal(
-            G.slice(img, "HWC", **P.slice_params(img.shape, "HWC", **pkw).kwargs), ref
+            G.slice(img, "HWC", **plan_for("slice", img.shape, "HWC", **kw).kwargs), ref
         )
     ekw = {"anchor": (0.5, 0.5), "shape": (0.2, 0.4), "axis_names": "HW", "normalized": True,
            "centered_anchor": True, "fill_value": (1, 2, 3)}  # fmt: skip
     ref = np.asarray(ndd.erase(t(img), **ekw))
-    pkw = {("erase_shape" if k == "shape" else k): v for k, v in ekw.items()}
     np.testing.assert_array_equal(
-        G.erase(img, "HWC", **P.erase_params(img.shape, "HWC", **pkw).kwargs), ref
+        G.erase(img, "HWC", **plan_for("erase", img.shape, "HWC", **ekw).kwargs), ref
     )
     ref = np.asarray(ndd.flip(t(img), horizontal=1, vertical=1))
     np.testing.assert_array_equal(G.flip(img, "HWC", axes=(1, 0)), ref)
@@ -520,6 +530,6 @@ def test_resize_crop_mirror_matches_dali():
     base = {"resize_shorter": 100, "crop": (64, 80)}
     for kw in (base, {**base, "mirror": 1, "crop_pos_x": 0.2}):
         ref = np.asarray(ndd.resize_crop_mirror(ndd.as_tensor(img, layout="HWC"), **kw)).astype(int)
-        plan = P.resize_crop_mirror_params(img.shape, "HWC", **kw)
+        plan = plan_for("resize_crop_mirror", img.shape, "HWC", **kw)
         got = R.resize(img, "HWC", **plan.kwargs)
         assert got.shape == ref.shape and np.abs(got - ref).max() <= 1

@@ -1,24 +1,207 @@
 """Backend-neutral helpers shared by the CPU (``backends/cpu``) and torch (``backends/torch``)
-kernels.
+kernels: plain Python/numpy computed on the host.
 
-Everything here is plain numpy computed on the host, so both backends derive the same values
-(noise fields, random offsets, sampling points, border indices) from the same plan. Backend
-modules import this module; they never import each other.
+Both backends derive the same values (window overlaps, resampling coefficients, noise fields,
+random offsets, sampling points, border indices) from the same plan. Backend modules import
+this module; they never import each other. Nothing here touches pixels.
 
 Examples
 --------
 >>> reflect101_indices(3, 2).tolist()
 [2, 1, 0, 1, 2, 1, 0]
+>>> overlap((-1, 0), (3, 2), (2, 2))
+((slice(0, 2, None), slice(0, 2, None)), (slice(1, 3, None), slice(0, 2, None)), False)
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Sequence
+from functools import cache
+from typing import Protocol
 
 import numpy as np
 
 _F32 = np.float32
+
+# =================================================================================================
+# Geometry: windows, spatial axes and resampling coefficients
+# =================================================================================================
+
+_slice = builtins.slice
+_f32 = np.float32
+
+
+def overlap(
+    anchor: Sequence[int], shape: Sequence[int], in_shape: Sequence[int]
+) -> tuple[tuple[slice, ...], tuple[slice, ...], bool]:
+    """Where the box ``anchor``/``shape`` meets an input of ``in_shape``.
+
+    Returns
+    -------
+    src : tuple of slice
+        The overlap, in input coordinates.
+    dst : tuple of slice
+        The overlap, in box coordinates.
+    inside : bool
+        Whether the whole box lies inside the input.
+
+    Examples
+    --------
+    >>> overlap((1, 1), (2, 2), (4, 4))[2]
+    True
+    """
+    src, dst, inside = [], [], True
+    for a, e, n in zip(anchor, shape, in_shape):
+        lo, hi = max(a, 0), min(a + e, n)
+        hi = max(hi, lo)
+        inside &= a >= 0 and a + e <= n
+        src.append(_slice(lo, hi))
+        dst.append(_slice(lo - a, hi - a))
+    return tuple(src), tuple(dst), inside
+
+
+def spatial_axes(layout: str) -> tuple[int, ...]:
+    """Indices of the spatial axes (``D``, ``H``, ``W``) of ``layout``, outermost first.
+
+    Examples
+    --------
+    >>> spatial_axes("HWC"), spatial_axes("FDHWC"), spatial_axes("CHW")
+    ((0, 1), (1, 2, 3), (1, 2))
+    """
+    return tuple(i for i, ch in enumerate(layout) if ch in "DHW")
+
+
+class Filter(Protocol):
+    """The resampling filter of one axis, as resize plans give it.
+
+    ``kind`` is ``"nn"``, ``"triangular"``, ``"gaussian"``, ``"cubic"`` or ``"lanczos3"``;
+    ``support`` the window width in input pixels (ignored for ``"nn"``).
+    """
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def support(self) -> float: ...
+
+
+@cache
+def _table(kind: str) -> np.ndarray:
+    """Tabulated window, sampled as DALI samples it (linear interpolation between entries)."""
+    if kind == "triangular":
+        return np.array([0, 1, 0], dtype=_f32)
+    n = {"gaussian": 65, "cubic": 129, "lanczos3": 193}[kind]
+    half = _f32((n - 1) * 0.5)
+    i = np.arange(n, dtype=_f32)
+    if kind == "gaussian":
+        x = _f32(4) * (i - half) / _f32(n - 1)
+        return np.exp(-x * x).astype(_f32)
+    if kind == "cubic":
+        x = np.abs(_f32(4) * (i - half) / _f32(n - 1))
+        x2, x3 = x * x, x * x * x
+        near = _f32(1.5) * x3 - _f32(2.5) * x2 + _f32(1)
+        far = _f32(-0.5) * x3 + _f32(2.5) * x2 - _f32(4) * x + _f32(2)
+        return np.where(x >= 2, 0, np.where(x > 1, far, near)).astype(_f32)
+    x = _f32(6) * (i - half) / _f32(n - 1)
+    val = (np.sinc(x.astype(np.float64)) * np.sinc(x.astype(np.float64) / 3)).astype(_f32)
+    return np.where(np.abs(x) >= 3, _f32(0), val).astype(_f32)
+
+
+def axis_weights(
+    in_len: int, out_len: int, lo: float, hi: float, flt: Filter
+) -> tuple[np.ndarray, np.ndarray]:
+    """Source indices and coefficients for resampling one axis (DALI's CPU resampler, float32).
+
+    Output pixel ``j`` is ``sum_k coeffs[j, k] * src[clip(idx[j] + k, 0, in_len - 1)]``.
+
+    Parameters
+    ----------
+    in_len, out_len : int
+        Input and output extents.
+    lo, hi : float
+        Input region mapped onto the output (``lo > hi`` mirrors).
+    flt : Filter
+        Filter of the axis (not ``"nn"``).
+
+    Returns
+    -------
+    idx : numpy.ndarray of int32, shape (out_len,)
+    coeffs : numpy.ndarray of float32, shape (out_len, support)
+
+    Examples
+    --------
+    >>> from headrace.ops._resize_params import AxisFilter
+    >>> idx, c = axis_weights(4, 2, 0.0, 4.0, AxisFilter("triangular", 2.0))
+    >>> idx.tolist(), c.tolist()
+    ([0, 2], [[0.5, 0.5], [0.5, 0.5]])
+    """
+    table = _table(flt.kind)
+    n_coeffs = table.size
+    tscale = _f32(n_coeffs - 1) / _f32(flt.support)
+    anchor = _f32(flt.support) * _f32(0.5)
+    support = max(1, math.ceil(_f32(n_coeffs - 1) / tscale))
+    scale = (_f32(hi) - _f32(lo)) / _f32(out_len)
+    origin = _f32(lo) + _f32(0.5) * scale - _f32(0.5) - anchor
+    sx0f = np.arange(out_len, dtype=_f32) * scale + origin
+    sx0 = np.ceil(sx0f)
+    f0 = (sx0 - sx0f).astype(_f32)
+    t = (f0[:, None] + np.arange(support, dtype=_f32)[None, :]) * tscale
+    t0 = np.floor(t)
+    frac = (t - t0).astype(_f32)
+    i0 = t0.astype(np.int64)
+    padded = np.concatenate([[_f32(0)], table, [_f32(0)]])
+    c0 = padded[np.clip(i0 + 1, 0, n_coeffs + 1)]
+    c1 = padded[np.clip(i0 + 2, 0, n_coeffs + 1)]
+    coeffs = (c0 + frac * (c1 - c0)).astype(_f32)
+    coeffs[(t <= -1) | (t >= n_coeffs)] = 0
+    total = coeffs.sum(axis=1, dtype=_f32)
+    nz = total != 0
+    coeffs[nz] /= total[nz, None]
+    del in_len  # indices are clamped by the kernels
+    return sx0.astype(np.int32), coeffs
+
+
+def nn_indices(in_len: int, out_len: int, lo: float, hi: float, outer: bool) -> np.ndarray:
+    """Source indices of nearest-neighbour resampling along one axis (DALI's rounding).
+
+    ``outer`` axes accumulate the source position step by step in float32, as DALI does.
+
+    Examples
+    --------
+    >>> nn_indices(4, 2, 0.0, 4.0, outer=False).tolist()
+    [1, 3]
+    """
+    scale = (_f32(hi) - _f32(lo)) / _f32(out_len)
+    if outer:
+        steps = np.full(out_len, scale, dtype=_f32)
+        steps[0] = _f32(lo) + _f32(0.5) * scale
+        pos = np.cumsum(steps, dtype=_f32)
+    else:
+        pos = _f32(lo) + (np.arange(out_len, dtype=_f32) + _f32(0.5)) * scale
+    return np.clip(np.floor(pos), 0, in_len - 1).astype(np.intp)
+
+
+def axis_matrix(in_len: int, out_len: int, lo: float, hi: float, flt: Filter) -> np.ndarray:
+    """Dense ``(out_len, in_len)`` float32 resampling matrix for one axis (used by torch).
+
+    Examples
+    --------
+    >>> from headrace.ops._resize_params import AxisFilter
+    >>> axis_matrix(2, 1, 0.0, 2.0, AxisFilter("triangular", 2.0)).tolist()
+    [[0.5, 0.5]]
+    """
+    mat = np.zeros((out_len, in_len), dtype=_f32)
+    rows = np.arange(out_len)
+    if flt.kind == "nn":
+        mat[rows, nn_indices(in_len, out_len, lo, hi, outer=False)] = 1
+        return mat
+    idx, coeffs = axis_weights(in_len, out_len, lo, hi, flt)
+    for k in range(coeffs.shape[1]):
+        np.add.at(mat, (rows, np.clip(idx + k, 0, in_len - 1)), coeffs[:, k])
+    return mat
+
 
 # ================================================================================================
 # Filters (``backends/<backend>/filters.py``): border indices, noise fields, jitter offsets,

@@ -1,9 +1,7 @@
-"""Helpers shared by the geometry parameter modules: the kernel plan and layout parsing.
+"""Helpers shared by the parameter modules: layout parsing and argument checks.
 
-A *plan* is what a parameter function returns for one sample: the output shape, the output
-dtype (``None`` keeps the input's) and the keyword arguments of the per-sample kernel. The
-kernels in ``headrace.backends.cpu`` and ``headrace.backends.torch`` take
-``kernel(x, layout, **plan.kwargs)``.
+A *plan* (:class:`headrace._dispatch.planned.KernelPlan`, re-exported here for the parameter
+modules of other families) is what a parameter function returns for one sample.
 
 Examples
 --------
@@ -14,33 +12,14 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._dispatch.planned import KernelPlan as KernelPlan
 
 SPATIAL_CHARS = "DHW"
-
-
-@dataclass(frozen=True)
-class KernelPlan:
-    """Everything a per-sample kernel needs, computed without touching pixels.
-
-    Attributes
-    ----------
-    shape : tuple of int
-        Output sample shape.
-    dtype : numpy.dtype or None
-        Output element type; ``None`` keeps the input's.
-    kwargs : dict
-        Keyword arguments for the kernel (``kernel(x, layout, **kwargs)``).
-    """
-
-    shape: tuple[int, ...]
-    dtype: np.dtype | None = None
-    kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 def spatial_axes(layout: str) -> tuple[int, ...]:

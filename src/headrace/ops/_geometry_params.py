@@ -1,9 +1,12 @@
 """Parameter math of the geometry ops: crop, crop_mirror_normalize, random_resized_crop, flip,
 slice, pad, paste and erase (the resize family lives in :mod:`._resize_params`).
 
-Every ``*_params`` function takes one sample's shape and layout plus that sample's resolved
-arguments and returns a :class:`~._geometry_common.KernelPlan` for the kernel of the same name
-in ``headrace.backends.cpu.geometry`` / ``headrace.backends.torch.geometry``.
+Every ``*_params`` function is the plan function of its operator: it takes one sample's shape,
+layout and dtype, then that sample's arguments by their schema names (the defaults are the
+schema's; ``None`` means "not given"), and returns a
+:class:`~headrace._dispatch.planned.KernelPlan` for the kernel of the same name in
+``headrace.backends.cpu.geometry`` / ``headrace.backends.torch.geometry`` (``resize.resize``
+for the resize-based ones). ``random_resized_crop_sampler`` draws its window first.
 
 Window rounding follows DALI 2.4 (checked against it by the tests): crop extents are truncated,
 crop anchors are ``round``ed (half away from zero) or truncated per ``rounding``; slice
@@ -11,7 +14,9 @@ anchors and ends are rounded separately and the extent is their difference.
 
 Examples
 --------
->>> crop_params((20, 30, 3), "HWC", crop=(10, 7)).kwargs["anchor"]
+>>> pos = dict(crop_pos_x=0.5, crop_pos_y=0.5, crop_pos_z=0.5)
+>>> crop_params((20, 30, 3), "HWC", None, crop=(10, 7), rounding="round",
+...             out_of_bounds_policy="error", **pos).kwargs["anchor"]
 (5, 12, 0)
 """
 
@@ -24,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import (
-    KernelPlan,
     as_float_list,
     check_choice,
     check_layout,
@@ -170,24 +175,29 @@ def _spatial_window(
 def crop_params(
     shape: Sequence[int],
     layout: str,
+    in_dtype: Any,
+    /,
     *,
+    crop_pos_x: float,
+    crop_pos_y: float,
+    crop_pos_z: float,
+    rounding: str,
+    out_of_bounds_policy: str,
     crop: Any = None,
     crop_h: float | None = None,
     crop_w: float | None = None,
     crop_d: float | None = None,
-    crop_pos_x: float = 0.5,
-    crop_pos_y: float = 0.5,
-    crop_pos_z: float = 0.5,
-    rounding: str = "round",
-    out_of_bounds_policy: str = "error",
-    fill_values: Any = 0,
+    fill_values: Any = None,
     dtype: Any = None,
+    image_type: Any = None,
 ) -> KernelPlan:
-    """Plan ``crop`` for one sample (kernel: ``geometry.crop``).
+    """Plan ``crop`` for one sample (kernel: ``geometry.crop``; ``image_type`` has no effect).
 
     Examples
     --------
-    >>> crop_params((4, 4, 3), "HWC", crop=(7, 6), out_of_bounds_policy="pad").kwargs["anchor"]
+    >>> pos = dict(crop_pos_x=0.5, crop_pos_y=0.5, crop_pos_z=0.5, rounding="round")
+    >>> crop_params((4, 4, 3), "HWC", None, crop=(7, 6), out_of_bounds_policy="pad",
+    ...             **pos).kwargs["anchor"]
     (-2, -1, 0)
     """
     anchor, extent = _spatial_window(
@@ -232,37 +242,44 @@ def _output_perm(op: str, layout: str, output_layout: str | None) -> tuple[int, 
 def crop_mirror_normalize_params(
     shape: Sequence[int],
     layout: str,
+    in_dtype: Any,
+    /,
     *,
+    crop_pos_x: float,
+    crop_pos_y: float,
+    crop_pos_z: float,
+    rounding: str,
+    out_of_bounds_policy: str,
+    mirror: int,
+    mean: Any,
+    std: Any,
+    scale: float,
+    shift: float,
+    output_layout: str,
+    pad_output: bool,
     crop: Any = None,
     crop_h: float | None = None,
     crop_w: float | None = None,
     crop_d: float | None = None,
-    crop_pos_x: float = 0.5,
-    crop_pos_y: float = 0.5,
-    crop_pos_z: float = 0.5,
-    mirror: int = 0,
-    mean: Any = 0.0,
-    std: Any = 1.0,
-    scale: float = 1.0,
-    shift: float = 0.0,
-    dtype: Any = np.float32,
-    output_layout: str | None = "CHW",
-    pad_output: bool = False,
-    fill_values: Any = 0,
-    out_of_bounds_policy: str = "error",
-    rounding: str = "round",
+    fill_values: Any = None,
+    dtype: Any = None,
+    image_type: Any = None,
 ) -> KernelPlan:
     """Plan ``crop_mirror_normalize`` (kernel: ``geometry.crop_mirror_normalize``).
 
-    ``out = (x - mean) / std * scale + shift`` per channel, folded into one multiply-add.
+    ``out = (x - mean) / std * scale + shift`` per channel, folded into one multiply-add;
+    ``dtype`` defaults to float32; ``image_type`` has no effect.
 
     Examples
     --------
-    >>> p = crop_mirror_normalize_params((256, 341, 3), "HWC", crop=(224, 224))
+    >>> from headrace.ops.geometry import CROP_MIRROR_NORMALIZE as CMN
+    >>> p = crop_mirror_normalize_params((256, 341, 3), "HWC", None, crop=(224, 224),
+    ...                                  **{k: v for k, v in CMN.defaults.items() if v is not None})
     >>> p.shape, p.dtype
     ((3, 224, 224), dtype('float32'))
     """
     op = "crop_mirror_normalize"
+    out_dtype = np.dtype(np.float32 if dtype is None else dtype)
     has_crop = crop is not None or any(v is not None for v in (crop_h, crop_w, crop_d))
     if has_crop:
         anchor, extent = _spatial_window(
@@ -297,9 +314,9 @@ def crop_mirror_normalize_params(
         "pad_output": bool(pad_output and c_axis >= 0),
         "channel_axis": c_axis if c_axis >= 0 else None,
         "fill_values": _fill_array(fill_values),
-        "dtype": np.dtype(dtype),
+        "dtype": out_dtype,
     }
-    return KernelPlan(out_shape, np.dtype(dtype), kwargs)
+    return KernelPlan(out_shape, out_dtype, kwargs)
 
 
 # ----------------------------------------------------------------------------- RRC
@@ -355,26 +372,86 @@ def random_crop_window(
     return ((h_in - h) // 2, (w_in - w) // 2), (h, w)
 
 
+def _hw_axes(op: str, shape: Sequence[int], layout: str | None) -> tuple[int, int]:
+    """Indices of H and W; the layout must name every axis and have no other spatial axis."""
+    if (
+        layout is None
+        or len(layout) != len(shape)
+        or "H" not in layout
+        or "W" not in layout
+        or "D" in layout
+    ):
+        raise ShapeError(
+            f"{op}: the input needs a layout with exactly the spatial axes H and W, naming "
+            f"every axis (got layout {layout!r} for shape {tuple(shape)}). Pass a layout such "
+            "as 'HWC'."
+        )
+    return layout.index("H"), layout.index("W")
+
+
+def random_resized_crop_sampler(
+    generator: np.random.Generator,
+    shape: Sequence[int],
+    layout: str,
+    in_dtype: Any,
+    /,
+    *,
+    size: Any,
+    random_area: Sequence[float],
+    random_aspect_ratio: Sequence[float],
+    num_attempts: int,
+    antialias: bool,
+    interp_type: Any = None,
+    mag_filter: Any = None,
+    min_filter: Any = None,
+    dtype: Any = None,
+    minibatch_size: int | None = None,
+    temp_buffer_hint: int | None = None,
+) -> KernelPlan:
+    """Draw a ``random_resized_crop`` window and plan its resize (kernel: ``resize.resize``).
+
+    The window comes from :func:`random_crop_window`; ``minibatch_size`` and
+    ``temp_buffer_hint`` have no effect.
+
+    Examples
+    --------
+    >>> p = random_resized_crop_sampler(
+    ...     np.random.default_rng(0), (100, 200, 3), "HWC", None, size=(32, 32),
+    ...     random_area=(0.08, 1.0), random_aspect_ratio=(0.75, 4 / 3), num_attempts=10,
+    ...     antialias=True)
+    >>> p.shape
+    (32, 32, 3)
+    """
+    h, w = _hw_axes("random_resized_crop", shape, layout)
+    window = random_crop_window(
+        generator, (shape[h], shape[w]), random_area, random_aspect_ratio, num_attempts
+    )
+    return random_resized_crop_params(
+        shape, layout, window=window, size=size, interp_type=interp_type,
+        mag_filter=mag_filter, min_filter=min_filter, antialias=antialias, dtype=dtype,
+    )  # fmt: skip
+
+
 def random_resized_crop_params(
     shape: Sequence[int],
     layout: str,
     *,
     window: tuple[tuple[int, int], tuple[int, int]],
     size: Any,
+    antialias: bool,
     interp_type: Any = None,
     mag_filter: Any = None,
     min_filter: Any = None,
-    antialias: bool = True,
     dtype: Any = None,
 ) -> KernelPlan:
     """Plan the deterministic part of ``random_resized_crop`` (kernel: ``resize.resize``).
 
-    ``window`` comes from :func:`random_crop_window` (the sampler).
+    ``window`` comes from :func:`random_crop_window` (see :func:`random_resized_crop_sampler`).
 
     Examples
     --------
     >>> random_resized_crop_params((100, 200, 3), "HWC", window=((0, 0), (50, 50)),
-    ...                            size=(32, 32)).shape
+    ...                            size=(32, 32), antialias=True).shape
     (32, 32, 3)
     """
     check_layout("random_resized_crop", shape, layout, min_spatial=2)
@@ -392,24 +469,40 @@ def random_resized_crop_params(
 def resize_crop_mirror_params(
     shape: Sequence[int],
     layout: str,
+    in_dtype: Any,
+    /,
     *,
+    crop_pos_x: float,
+    crop_pos_y: float,
+    crop_pos_z: float,
+    rounding: str,
+    mirror: int,
     crop: Any = None,
     crop_h: float | None = None,
     crop_w: float | None = None,
-    crop_pos_x: float = 0.5,
-    crop_pos_y: float = 0.5,
-    mirror: int = 0,
+    crop_d: float | None = None,
     **resize_args: Any,
 ) -> KernelPlan:
     """Plan ``resize_crop_mirror`` as one resampling of the matching input ROI (kernel:
-    ``resize.resize``): resize as ``resize`` would, crop that result, mirror horizontally.
+    ``resize.resize``): resize as ``resize`` would (``resize_args`` are its arguments), crop
+    that result, mirror horizontally. Images only: no ``crop_d``, ``crop_pos_z`` other than
+    0.5 or ``rounding`` other than ``"round"``.
 
     Examples
     --------
-    >>> resize_crop_mirror_params((480, 640, 3), "HWC", resize_shorter=256, crop=(224, 224)).shape
+    >>> from headrace.ops.geometry import RESIZE_CROP_MIRROR as RCM
+    >>> args = {k: v for k, v in RCM.defaults.items() if v is not None}
+    >>> resize_crop_mirror_params((480, 640, 3), "HWC", None, **args, resize_shorter=256,
+    ...                           crop=(224, 224)).shape
     (224, 224, 3)
     """
-    plan = resize_params(shape, layout, **resize_args)
+    if crop_d is not None or crop_pos_z != 0.5 or rounding != "round":
+        raise InvalidArgumentError(
+            "resize_crop_mirror: `crop_d`, `crop_pos_z` and `rounding` other than 'round' are "
+            f"not supported (got crop_d={crop_d}, crop_pos_z={crop_pos_z}, "
+            f"rounding={rounding!r}). Use resize followed by crop for volumes."
+        )
+    plan = resize_params(shape, layout, in_dtype, save_attrs=False, **resize_args)
     k = plan.kwargs
     out = k["out_size"]
     extents = _crop_extents("resize_crop_mirror", len(out), crop, crop_h, crop_w, None)
@@ -435,16 +528,18 @@ def resize_crop_mirror_params(
 def flip_params(
     shape: Sequence[int],
     layout: str,
+    in_dtype: Any,
+    /,
     *,
-    horizontal: int = 1,
-    vertical: int = 0,
-    depthwise: int = 0,
+    horizontal: int,
+    vertical: int,
+    depthwise: int,
 ) -> KernelPlan:
     """Plan ``flip``: which axes to reverse (kernel: ``geometry.flip``).
 
     Examples
     --------
-    >>> flip_params((2, 3, 3), "HWC", vertical=1).kwargs["axes"]
+    >>> flip_params((2, 3, 3), "HWC", None, horizontal=1, vertical=1, depthwise=0).kwargs["axes"]
     (1, 0)
     """
     check_layout("flip", shape, layout, min_spatial=0)
@@ -463,7 +558,7 @@ def _named_axes(
     op: str,
     layout: str | None,
     ndim: int,
-    axes: Sequence[int] | None,
+    axes: Any,
     axis_names: str | None,
     default_names: str | None,
     default_axes: Sequence[int] | None,
@@ -482,7 +577,10 @@ def _named_axes(
                 "Use names from the layout."
             )
         return [layout.index(n) for n in names]
-    picked = list(axes) if axes is not None else list(default_axes or range(ndim))
+    if axes is not None:
+        picked = [int(a) for a in np.atleast_1d(axes)]
+    else:
+        picked = list(default_axes or range(ndim))
     out = []
     for a in picked:
         if not -ndim <= a < ndim:
@@ -494,68 +592,74 @@ def _named_axes(
 
 
 def slice_params(
-    shape: Sequence[int],
+    in_shape: Sequence[int],
     layout: str | None,
+    in_dtype: Any,
+    /,
     *,
-    anchor: Any = None,
-    slice_shape: Any = None,
+    normalized_anchor: bool,
+    normalized_shape: bool,
+    out_of_bounds_policy: str,
     start: Any = None,
     end: Any = None,
+    shape: Any = None,
     rel_start: Any = None,
     rel_end: Any = None,
     rel_shape: Any = None,
-    shape_arg: Any = None,
-    axes: Sequence[int] | None = None,
+    axes: Any = None,
     axis_names: str | None = None,
-    normalized_anchor: bool = True,
-    normalized_shape: bool = True,
-    out_of_bounds_policy: str = "error",
-    fill_values: Any = 0,
+    fill_values: Any = None,
     dtype: Any = None,
+    image_type: Any = None,
+    anchor_input: Any = None,
+    shape_input: Any = None,
 ) -> KernelPlan:
     """Plan ``slice``: turn any anchor/shape form into an integer box (kernel: ``geometry.slice``).
 
-    ``anchor``/``slice_shape`` are the positional inputs (scaled by the extent when
-    ``normalized_anchor``/``normalized_shape``); ``shape_arg`` is the ``shape`` keyword.
+    ``anchor_input``/``shape_input`` are the positional ``anchor``/``shape`` inputs of the
+    sample (scaled by the extent when ``normalized_anchor``/``normalized_shape``); ``shape``
+    is the keyword argument. ``image_type`` has no effect.
 
     Examples
     --------
-    >>> slice_params((20, 30, 1), "HWC", rel_start=(0.13, 0.27), rel_shape=(0.5, 0.33)).shape
+    >>> flags = dict(normalized_anchor=True, normalized_shape=True, out_of_bounds_policy="error")
+    >>> slice_params((20, 30, 1), "HWC", None, rel_start=(0.13, 0.27), rel_shape=(0.5, 0.33),
+    ...              **flags).shape
     (7, 15, 1)
     """
     op = "slice"
-    ndim = len(shape)
+    ndim = len(in_shape)
     ax = _named_axes(op, layout, ndim, axes, axis_names, "WH", (1, 0))
-    ext = [float(shape[a]) for a in ax]
+    ext = [float(in_shape[a]) for a in ax]
     n = len(ax)
 
     def vec(name: str, v: Any, scale: bool) -> list[float]:
         vals = as_float_list(op, name, v, n)
         return [x * e for x, e in zip(vals, ext)] if scale else vals
 
-    if sum(v is not None for v in (start, rel_start)) + (anchor is not None) > 1:
+    if sum(v is not None for v in (start, rel_start)) + (anchor_input is not None) > 1:
         raise InvalidArgumentError(
             f"{op}: give only one of anchor input, `start`, `rel_start` (got several). "
             "Drop the rest."
         )
-    ends = sum(v is not None for v in (end, rel_end, shape_arg, rel_shape, slice_shape))
+    ends = sum(v is not None for v in (end, rel_end, shape, rel_shape, shape_input))
     if ends > 1:
         raise InvalidArgumentError(
             f"{op}: give only one of shape input, `end`, `rel_end`, `shape`, `rel_shape` "
             f"(got {ends}). Drop the rest."
         )
-    if anchor is not None:
-        lo = vec("anchor", anchor, normalized_anchor)
+    if anchor_input is not None:
+        lo = vec("anchor", anchor_input, normalized_anchor)
     elif start is not None:
         lo = vec("start", start, False)
     elif rel_start is not None:
         lo = vec("rel_start", rel_start, True)
     else:
         lo = [0.0] * n
-    if slice_shape is not None:
-        hi = [a + s for a, s in zip(lo, vec("shape", slice_shape, normalized_shape))]
-    elif shape_arg is not None:
-        hi = [a + s for a, s in zip(lo, vec("shape", shape_arg, False))]
+    if shape_input is not None:
+        hi = [a + s for a, s in zip(lo, vec("shape", shape_input, normalized_shape))]
+    elif shape is not None:
+        hi = [a + s for a, s in zip(lo, vec("shape", shape, False))]
     elif rel_shape is not None:
         hi = [a + s for a, s in zip(lo, vec("rel_shape", rel_shape, True))]
     elif end is not None:
@@ -564,7 +668,7 @@ def slice_params(
         hi = vec("rel_end", rel_end, True)
     else:
         hi = ext
-    box_lo, box_ext = [0] * ndim, list(shape)
+    box_lo, box_ext = [0] * ndim, list(in_shape)
     for i, a in enumerate(ax):
         a0, a1 = _round(lo[i]), _round(hi[i])
         if a1 < a0:
@@ -573,10 +677,10 @@ def slice_params(
                 "Give a non-negative shape."
             )
         box_lo[a], box_ext[a] = a0, a1 - a0
-    box_lo, box_ext = apply_oob_policy(op, box_lo, box_ext, shape, out_of_bounds_policy)
+    box_lo, box_ext = apply_oob_policy(op, box_lo, box_ext, in_shape, out_of_bounds_policy)
     c_axis = layout.find("C") if layout else -1
     return _window_plan(
-        op, shape, box_lo, box_ext, fill_values, dtype, c_axis if c_axis >= 0 else None
+        op, in_shape, box_lo, box_ext, fill_values, dtype, c_axis if c_axis >= 0 else None
     )
 
 
@@ -586,24 +690,26 @@ def slice_params(
 def pad_params(
     in_shape: Sequence[int],
     layout: str | None,
+    in_dtype: Any,
     /,
     *,
-    axes: Sequence[int] | None = None,
+    fill_value: float,
+    axes: Any = None,
     axis_names: str | None = None,
     shape: Any = None,
     align: Any = None,
-    fill_value: float = 0.0,
     batch_max_shape: Sequence[int] | None = None,
 ) -> KernelPlan:
     """Plan ``pad``: pad the end of chosen axes (kernel: ``geometry.pad``).
 
     ``shape`` entries of -1 (or no ``shape``) mean the largest extent in the batch, which
-    the framework passes as ``batch_max_shape``; an extent below the input's keeps the input's.
+    the operator passes as ``batch_max_shape``; an extent below the input's keeps the input's.
     Extents are then rounded up to ``align``.
 
     Examples
     --------
-    >>> pad_params((3, 5), "HW", shape=(-1, 8), align=4, batch_max_shape=(6, 5)).shape
+    >>> pad_params((3, 5), "HW", None, shape=(-1, 8), align=4, fill_value=0.0,
+    ...            batch_max_shape=(6, 5)).shape
     (8, 8)
     """
     op = "pad"
@@ -628,22 +734,32 @@ def pad_params(
 def paste_params(
     shape: Sequence[int],
     layout: str,
+    in_dtype: Any,
+    /,
     *,
     ratio: float,
-    paste_x: float = 0.5,
-    paste_y: float = 0.5,
-    fill_value: Any = 0,
-    min_canvas_size: float = 0.0,
+    fill_value: Any,
+    paste_x: float,
+    paste_y: float,
+    min_canvas_size: float,
+    n_channels: int | None = None,
 ) -> KernelPlan:
     """Plan ``paste``: place the image on a larger canvas (kernel: ``geometry.paste``).
 
     Examples
     --------
-    >>> paste_params((10, 20, 3), "HWC", ratio=2.0, paste_x=0.0).kwargs["anchor"]
+    >>> paste_params((10, 20, 3), "HWC", None, ratio=2.0, fill_value=0, paste_x=0.0,
+    ...              paste_y=0.5, min_canvas_size=0.0).kwargs["anchor"]
     (5, 0, 0)
     """
     op = "paste"
     check_layout(op, shape, layout, min_spatial=2)
+    c_axis = layout.find("C")
+    if n_channels is not None and c_axis >= 0 and shape[c_axis] != n_channels:
+        raise InvalidArgumentError(
+            f"{op}: the input has {shape[c_axis]} channels but `n_channels` is {n_channels}. "
+            "Pass images with n_channels channels or fix n_channels."
+        )
     if ratio < 1:
         raise InvalidArgumentError(
             f"{op}: `ratio` must be >= 1 (got {ratio}). Use a canvas at least as big."
@@ -658,7 +774,6 @@ def paste_params(
     for ax, pos in ((h_ax, paste_y), (w_ax, paste_x)):
         out[ax] = max(int(shape[ax] * ratio), int(min_canvas_size))
         anchor[ax] = int(pos * (out[ax] - shape[ax]))
-    c_axis = layout.find("C")
     kwargs = {
         "anchor": tuple(anchor),
         "out_shape": tuple(out),
@@ -672,39 +787,43 @@ def paste_params(
 
 
 def erase_params(
-    shape: Sequence[int],
+    in_shape: Sequence[int],
     layout: str | None,
+    in_dtype: Any,
+    /,
     *,
-    anchor: Any = (),
-    erase_shape: Any = (),
-    axes: Sequence[int] | None = None,
+    normalized_anchor: bool,
+    normalized_shape: bool,
+    centered_anchor: bool,
+    anchor: Any = None,
+    shape: Any = None,
+    axes: Any = None,
     axis_names: str | None = None,
-    fill_value: Any = 0,
-    normalized_anchor: bool = False,
-    normalized_shape: bool = False,
+    fill_value: Any = None,
     normalized: bool | None = None,
-    centered_anchor: bool = False,
 ) -> KernelPlan:
-    """Plan ``erase``: boxes to fill (kernel: ``geometry.erase``). ``erase_shape`` = ``shape`` arg.
+    """Plan ``erase``: boxes to fill (kernel: ``geometry.erase``).
 
-    Without ``axes``/``axis_names`` every axis but ``C`` is given per region. Region start
-    and end are truncated to integers (as DALI does), then clipped to the input.
+    ``anchor``/``shape`` hold the regions' starts and extents, region by region. Without
+    ``axes``/``axis_names`` every axis but ``C`` is given per region. Region start and end
+    are truncated to integers (as DALI does), then clipped to the input.
 
     Examples
     --------
-    >>> erase_params((300, 300, 3), "HWC", anchor=(10, 20), erase_shape=(190, 200),
-    ...              axis_names="HW").kwargs["boxes"]
+    >>> flags = dict(normalized_anchor=False, normalized_shape=False, centered_anchor=False)
+    >>> erase_params((300, 300, 3), "HWC", None, anchor=(10, 20), shape=(190, 200),
+    ...              axis_names="HW", **flags).kwargs["boxes"]
     (((10, 20, 0), (200, 220, 3)),)
     """
     op = "erase"
-    ndim = len(shape)
+    ndim = len(in_shape)
     default = [i for i in range(ndim) if not layout or layout[i] != "C"]
     ax = _named_axes(op, layout, ndim, axes, axis_names, None, default)
     if normalized is not None:
         normalized_anchor = normalized_shape = bool(normalized)
     # float32 arithmetic, as the reference: 0.2 * 50 must be exactly 10, not 10.000000000000002
-    a_vals = np.asarray(anchor, dtype=np.float32).ravel()
-    s_vals = np.asarray(erase_shape, dtype=np.float32).ravel()
+    a_vals = np.asarray(() if anchor is None else anchor, dtype=np.float32).ravel()
+    s_vals = np.asarray(() if shape is None else shape, dtype=np.float32).ravel()
     n = len(ax)
     if a_vals.size != s_vals.size or a_vals.size % max(n, 1):
         raise InvalidArgumentError(
@@ -713,14 +832,14 @@ def erase_params(
         )
     boxes = []
     for r in range(a_vals.size // max(n, 1)):
-        lo, hi = [0] * ndim, list(shape)
+        lo, hi = [0] * ndim, list(in_shape)
         for i, a in enumerate(ax):
-            st = a_vals[r * n + i] * np.float32(shape[a] if normalized_anchor else 1)
-            ex = s_vals[r * n + i] * np.float32(shape[a] if normalized_shape else 1)
+            st = a_vals[r * n + i] * np.float32(in_shape[a] if normalized_anchor else 1)
+            ex = s_vals[r * n + i] * np.float32(in_shape[a] if normalized_shape else 1)
             if centered_anchor:
                 st -= ex / np.float32(2)
-            lo[a] = min(max(int(st), 0), shape[a])
-            hi[a] = min(max(int(st + ex), 0), shape[a])
+            lo[a] = min(max(int(st), 0), in_shape[a])
+            hi[a] = min(max(int(st + ex), 0), in_shape[a])
         boxes.append((tuple(lo), tuple(hi)))
     c_axis = layout.find("C") if layout else -1
     kwargs = {
@@ -728,4 +847,4 @@ def erase_params(
         "fill_values": _fill_array(fill_value),
         "channel_axis": c_axis if c_axis >= 0 else None,
     }
-    return KernelPlan(tuple(shape), None, kwargs)
+    return KernelPlan(tuple(in_shape), None, kwargs)

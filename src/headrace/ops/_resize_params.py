@@ -10,12 +10,17 @@ DALI exactly (checked by the tests over many combinations).
 
 Resampling is separable. Each spatial axis gets a filter: nearest neighbour, or a tabulated
 window (triangle, Gaussian, Catmull-Rom cubic, Lanczos-3) whose support grows with the
-downscale factor when ``antialias`` is on. :func:`axis_weights` turns one axis into source
-indices and normalised coefficients, exactly as DALI's CPU resampler does (float32).
+downscale factor when ``antialias`` is on. The plans name the filters (:class:`AxisFilter`);
+the kernels turn them into source indices and coefficients
+(:func:`headrace.backends.common.axis_weights`).
+
+Every plan function takes the sample's shape, layout and dtype, then the operator's arguments
+by their schema names (defaults are the schema's; ``None`` means "not given").
 
 Examples
 --------
->>> plan = resize_params((480, 640, 3), "HWC", resize_shorter=256)
+>>> plan = resize_params((480, 640, 3), "HWC", None, resize_shorter=256, antialias=True,
+...                      roi_relative=False, subpixel_scale=True, save_attrs=False)
 >>> plan.shape
 (256, 341, 3)
 """
@@ -25,14 +30,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import (
-    KernelPlan,
     as_float_list,
     check_choice,
     check_layout,
@@ -65,28 +69,6 @@ class AxisFilter:
     support: float = 2.0
 
 
-@cache
-def _table(kind: str) -> np.ndarray:
-    """Tabulated window, sampled as DALI samples it (linear interpolation between entries)."""
-    if kind == "triangular":
-        return np.array([0, 1, 0], dtype=_f32)
-    n = {"gaussian": 65, "cubic": 129, "lanczos3": 193}[kind]
-    half = _f32((n - 1) * 0.5)
-    i = np.arange(n, dtype=_f32)
-    if kind == "gaussian":
-        x = _f32(4) * (i - half) / _f32(n - 1)
-        return np.exp(-x * x).astype(_f32)
-    if kind == "cubic":
-        x = np.abs(_f32(4) * (i - half) / _f32(n - 1))
-        x2, x3 = x * x, x * x * x
-        near = _f32(1.5) * x3 - _f32(2.5) * x2 + _f32(1)
-        far = _f32(-0.5) * x3 + _f32(2.5) * x2 - _f32(4) * x + _f32(2)
-        return np.where(x >= 2, 0, np.where(x > 1, far, near)).astype(_f32)
-    x = _f32(6) * (i - half) / _f32(n - 1)
-    val = (np.sinc(x.astype(np.float64)) * np.sinc(x.astype(np.float64) / 3)).astype(_f32)
-    return np.where(np.abs(x) >= 3, _f32(0), val).astype(_f32)
-
-
 def _filter_support(kind: str, radius: float) -> float:
     """Window width for a filter of the given radius (DALI's rescale rules)."""
     r = float(_f32(radius))
@@ -102,98 +84,6 @@ def _default_radius(kind: str, in_size: float, out_size: float, antialias: bool)
     if antialias and in_size > out_size:
         return base * float(_f32(in_size) / _f32(out_size))
     return base
-
-
-def axis_weights(
-    in_len: int, out_len: int, lo: float, hi: float, flt: AxisFilter
-) -> tuple[np.ndarray, np.ndarray]:
-    """Source indices and coefficients for resampling one axis.
-
-    Output pixel ``j`` is ``sum_k coeffs[j, k] * src[clip(idx[j] + k, 0, in_len - 1)]``.
-
-    Parameters
-    ----------
-    in_len, out_len : int
-        Input and output extents.
-    lo, hi : float
-        Input region mapped onto the output (``lo > hi`` mirrors).
-    flt : AxisFilter
-        Filter of the axis (not ``"nn"``).
-
-    Returns
-    -------
-    idx : numpy.ndarray of int32, shape (out_len,)
-    coeffs : numpy.ndarray of float32, shape (out_len, support)
-
-    Examples
-    --------
-    >>> idx, c = axis_weights(4, 2, 0.0, 4.0, AxisFilter("triangular", 2.0))
-    >>> idx.tolist(), c.tolist()
-    ([0, 2], [[0.5, 0.5], [0.5, 0.5]])
-    """
-    table = _table(flt.kind)
-    n_coeffs = table.size
-    tscale = _f32(n_coeffs - 1) / _f32(flt.support)
-    anchor = _f32(flt.support) * _f32(0.5)
-    support = max(1, math.ceil(_f32(n_coeffs - 1) / tscale))
-    scale = (_f32(hi) - _f32(lo)) / _f32(out_len)
-    origin = _f32(lo) + _f32(0.5) * scale - _f32(0.5) - anchor
-    sx0f = np.arange(out_len, dtype=_f32) * scale + origin
-    sx0 = np.ceil(sx0f)
-    f0 = (sx0 - sx0f).astype(_f32)
-    t = (f0[:, None] + np.arange(support, dtype=_f32)[None, :]) * tscale
-    t0 = np.floor(t)
-    frac = (t - t0).astype(_f32)
-    i0 = t0.astype(np.int64)
-    padded = np.concatenate([[_f32(0)], table, [_f32(0)]])
-    c0 = padded[np.clip(i0 + 1, 0, n_coeffs + 1)]
-    c1 = padded[np.clip(i0 + 2, 0, n_coeffs + 1)]
-    coeffs = (c0 + frac * (c1 - c0)).astype(_f32)
-    coeffs[(t <= -1) | (t >= n_coeffs)] = 0
-    total = coeffs.sum(axis=1, dtype=_f32)
-    nz = total != 0
-    coeffs[nz] /= total[nz, None]
-    del in_len  # indices are clamped by the kernels
-    return sx0.astype(np.int32), coeffs
-
-
-def nn_indices(in_len: int, out_len: int, lo: float, hi: float, outer: bool) -> np.ndarray:
-    """Source indices of nearest-neighbour resampling along one axis (DALI's rounding).
-
-    ``outer`` axes accumulate the source position step by step in float32, as DALI does.
-
-    Examples
-    --------
-    >>> nn_indices(4, 2, 0.0, 4.0, outer=False).tolist()
-    [1, 3]
-    """
-    scale = (_f32(hi) - _f32(lo)) / _f32(out_len)
-    if outer:
-        steps = np.full(out_len, scale, dtype=_f32)
-        steps[0] = _f32(lo) + _f32(0.5) * scale
-        pos = np.cumsum(steps, dtype=_f32)
-    else:
-        pos = _f32(lo) + (np.arange(out_len, dtype=_f32) + _f32(0.5)) * scale
-    return np.clip(np.floor(pos), 0, in_len - 1).astype(np.intp)
-
-
-def axis_matrix(in_len: int, out_len: int, lo: float, hi: float, flt: AxisFilter) -> np.ndarray:
-    """Dense ``(out_len, in_len)`` float32 resampling matrix for one axis (used by torch).
-
-    Examples
-    --------
-    >>> axis_matrix(2, 1, 0.0, 2.0, AxisFilter("triangular", 2.0)).tolist()
-    [[0.5, 0.5]]
-    """
-    mat = np.zeros((out_len, in_len), dtype=_f32)
-    rows = np.arange(out_len)
-    if flt.kind == "nn":
-        mat[rows, nn_indices(in_len, out_len, lo, hi, outer=False)] = 1
-        return mat
-    idx, coeffs = axis_weights(in_len, out_len, lo, hi, flt)
-    for k in range(coeffs.shape[1]):
-        np.add.at(mat, (rows, np.clip(idx + k, 0, in_len - 1)), coeffs[:, k])
-    return mat
 
 
 # ----------------------------------------------------------------------------- filter choice
@@ -396,7 +286,13 @@ def _resolve_dtype(op: str, dtype: Any) -> np.dtype | None:
 def resize_params(
     shape: Sequence[int],
     layout: str,
+    in_dtype: Any,
+    /,
     *,
+    antialias: bool,
+    roi_relative: bool,
+    subpixel_scale: bool,
+    save_attrs: bool,
     size: Any = None,
     resize_x: float | None = None,
     resize_y: float | None = None,
@@ -408,18 +304,18 @@ def resize_params(
     interp_type: Any = None,
     min_filter: Any = None,
     mag_filter: Any = None,
-    antialias: bool = True,
     roi_start: Any = None,
     roi_end: Any = None,
-    roi_relative: bool = False,
-    subpixel_scale: bool = True,
     dtype: Any = None,
-    input_dtype: Any = None,
+    image_type: Any = None,
+    minibatch_size: int | None = None,
+    temp_buffer_hint: int | None = None,
 ) -> KernelPlan:
-    """Plan ``resize`` for one sample.
+    """Plan ``resize`` for one sample (kernel: ``resize.resize``).
 
     Arguments left as ``None`` count as "not specified" (DALI distinguishes that from a
-    value equal to the default). ``dtype`` must be ``None``, the input type or float32.
+    value equal to the default). ``dtype`` must be ``None``, the input type ``in_dtype`` or
+    float32. ``image_type``, ``minibatch_size`` and ``temp_buffer_hint`` have no effect.
 
     Returns
     -------
@@ -429,10 +325,15 @@ def resize_params(
 
     Examples
     --------
-    >>> p = resize_params((100, 200, 3), "HWC", size=[50, 0])
+    >>> flags = dict(antialias=True, roi_relative=False, subpixel_scale=True, save_attrs=False)
+    >>> p = resize_params((100, 200, 3), "HWC", None, size=[50, 0], **flags)
     >>> p.shape, p.kwargs["filters"][0].support
     ((50, 100, 3), 4.0)
     """
+    if save_attrs:
+        raise InvalidArgumentError(
+            "resize: `save_attrs` is not supported (got True). Use ndd.shapes() on the output."
+        )
     op = "resize"
     axes = _spatial_info(op, shape, layout)
     ndim = len(axes)
@@ -484,8 +385,8 @@ def resize_params(
         subpixel_scale=subpixel_scale,
     )
     out_dtype = _resolve_dtype(op, dtype)
-    if out_dtype is not None and input_dtype is not None:
-        if out_dtype not in (np.dtype(input_dtype), np.dtype(np.float32)):
+    if out_dtype is not None and in_dtype is not None:
+        if out_dtype not in (np.dtype(in_dtype), np.dtype(np.float32)):
             raise InvalidArgumentError(
                 f"{op}: `dtype` must be the input type or float (got {out_dtype}). "
                 "Cast after resizing for other types."
@@ -524,10 +425,10 @@ def crop_resize_plan(
     window: tuple[Sequence[float], Sequence[float]],
     out_size: Sequence[int],
     *,
+    antialias: bool,
     interp: Any = None,
     min_filter: Any = None,
     mag_filter: Any = None,
-    antialias: bool = True,
     mirror: Sequence[bool] | None = None,
     dtype: Any = None,
 ) -> KernelPlan:
@@ -538,7 +439,7 @@ def crop_resize_plan(
 
     Examples
     --------
-    >>> crop_resize_plan((10, 10, 3), "HWC", ((2, 2), (4, 4)), (8, 8)).shape
+    >>> crop_resize_plan((10, 10, 3), "HWC", ((2, 2), (4, 4)), (8, 8), antialias=True).shape
     (8, 8, 3)
     """
     axes = _spatial_info("resize", shape, layout)

@@ -7,12 +7,14 @@ The output extent of every axis comes from ``sizes`` or from ``scales`` times th
 ``(1 - alignment) * roi_start + alignment * roi_end`` so that the scale stays the fractional one.
 
 The axes that change (different extent, a region of interest or a flip) must lie within three
-consecutive dimensions, as in DALI 2.4; they are resampled by the ``resize`` kernels, which see
-them as the spatial axes ``D``/``H``/``W`` of a stand-in layout (``plan.kwargs["kernel_layout"]``).
+consecutive dimensions, as in DALI 2.4; they are resampled by the ``tensor_resize`` kernels (the
+``resize`` kernels seeing them as the spatial axes ``D``/``H``/``W`` of a stand-in layout,
+``plan.kwargs["kernel_layout"]``).
 
 Examples
 --------
->>> p = tensor_resize_params((4, 6, 2), None, sizes=[2, 3], axes=[0, 1])
+>>> flags = dict(size_rounding="round", roi_relative=False, subpixel_scale=True, antialias=True)
+>>> p = tensor_resize_params((4, 6, 2), None, None, sizes=[2, 3], axes=[0, 1], **flags)
 >>> p.shape, p.kwargs["kernel_layout"]
 ((2, 3, 2), 'HWC')
 """
@@ -26,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
-from headrace.ops._geometry_common import KernelPlan, as_float_list, check_choice
+from headrace._dispatch.planned import KernelPlan
+from headrace.ops._geometry_common import as_float_list, check_choice
 from headrace.ops._geometry_params import _named_axes
 from headrace.ops._resize_params import (
     RESIZE_MODES,
@@ -77,10 +80,10 @@ def _check_args(sizes: Any, scales: Any, roi_start: Any, roi_end: Any, mode: str
         )
 
 
-def _check_dtype(dtype: Any, input_dtype: Any) -> None:
-    if dtype is None or input_dtype is None:
+def _check_dtype(dtype: Any, in_dtype: Any) -> None:
+    if dtype is None or in_dtype is None:
         return
-    if np.dtype(dtype) not in (np.dtype(input_dtype), np.dtype(np.float32)):
+    if np.dtype(dtype) not in (np.dtype(in_dtype), np.dtype(np.float32)):
         raise InvalidArgumentError(
             f"{OP}: `dtype` must be the input type or float (got {np.dtype(dtype)}). "
             "Cast after resizing for other types."
@@ -103,37 +106,41 @@ def _resized_block(changed: list[int], ndim: int) -> tuple[int, int]:
 def tensor_resize_params(
     shape: Sequence[int],
     layout: str | None,
+    in_dtype: Any,
+    /,
     *,
+    size_rounding: str,
+    roi_relative: bool,
+    subpixel_scale: bool,
+    antialias: bool,
     sizes: Any = None,
     scales: Any = None,
-    axes: Sequence[int] | None = None,
+    axes: Any = None,
     axis_names: str | None = None,
     alignment: Any = None,
     mode: str | None = None,
     max_size: Any = None,
     roi_start: Any = None,
     roi_end: Any = None,
-    roi_relative: bool = False,
-    subpixel_scale: bool = True,
-    size_rounding: str = "round",
     interp_type: Any = None,
     min_filter: Any = None,
     mag_filter: Any = None,
-    antialias: bool = True,
     dtype: Any = None,
-    input_dtype: Any = None,
+    minibatch_size: int | None = None,
+    temp_buffer_hint: int | None = None,
 ) -> KernelPlan:
-    """Plan ``tensor_resize`` for one sample (kernel: ``resize.resize`` on ``kernel_layout``).
+    """Plan ``tensor_resize`` for one sample (kernel: ``resize.tensor_resize``).
 
-    Arguments left as ``None`` are "not given". ``sizes``, ``scales``, ``alignment``,
-    ``max_size``, ``roi_start`` and ``roi_end`` hold one value per axis of ``axes`` (or of
-    ``axis_names``; by default every dimension), or a single value for all of them.
+    Arguments left as ``None`` are "not given" (``alignment``: 0.5). ``sizes``, ``scales``,
+    ``alignment``, ``max_size``, ``roi_start`` and ``roi_end`` hold one value per axis of
+    ``axes`` (or of ``axis_names``; by default every dimension), or a single value for all of
+    them. ``minibatch_size`` and ``temp_buffer_hint`` have no effect.
 
     Returns
     -------
     KernelPlan
         ``kwargs`` are those of ``resize.resize`` plus ``kernel_layout``, the stand-in layout
-        to pass to it instead of the sample's.
+        the kernel resamples the sample as, instead of the sample's.
 
     Raises
     ------
@@ -144,7 +151,9 @@ def tensor_resize_params(
 
     Examples
     --------
-    >>> tensor_resize_params((10,), None, scales=[0.35], size_rounding="truncate").shape
+    >>> flags = dict(roi_relative=False, subpixel_scale=True, antialias=True)
+    >>> tensor_resize_params((10,), None, None, scales=[0.35], size_rounding="truncate",
+    ...                      **flags).shape
     (3,)
     """
     ndim = len(shape)
@@ -153,7 +162,7 @@ def tensor_resize_params(
     mode_ = check_choice(OP, "mode", mode if mode is not None else "default", RESIZE_MODES)
     check_choice(OP, "size_rounding", size_rounding, SIZE_ROUNDING)
     _check_args(sizes, scales, roi_start, roi_end, mode_)
-    _check_dtype(dtype, input_dtype)
+    _check_dtype(dtype, in_dtype)
     ax = _named_axes(OP, layout, ndim, axes, axis_names, None, None)
     extents = [float(s) for s in shape]
     if sizes is not None:

@@ -4,8 +4,10 @@ pad, paste, erase, resize_crop_mirror and tensor_resize.
 Arguments, defaults and which of them may vary per sample (given as a ``Batch``) follow DALI
 2.4. Image operators read the spatial axes from the layout (``D``, ``H``, ``W``; ``C`` is the
 channel axis); a 3-D input without a layout is taken as ``"HWC"`` and a 4-D one as ``"FHWC"``.
-The kernels live in ``headrace.backends.cpu`` (numpy/OpenCV/Pillow) and
-``headrace.backends.torch`` (GPU); the per-sample parameter math in ``headrace.ops._*_params``.
+Each operator is one schema with a plan function from ``headrace.ops._geometry_params``,
+``_resize_params`` or ``_tensor_resize_params``; its pixel kernels are found by name in
+``headrace.backends.{cpu,torch}.geometry`` (named after the op) or ``.resize`` (``resize`` and
+``tensor_resize``).
 
 Examples
 --------
@@ -27,11 +29,14 @@ from typing import Any
 import numpy as np
 
 from headrace import types as _types
+from headrace._core import storage as _st
 from headrace._core.batch import Batch
+from headrace._core.device import CPU
 from headrace._core.tensor import Tensor
 from headrace._dispatch.args import (
     REQUIRED,
     Arg,
+    PerSample,
     forward_args,
     to_any,
     to_bool,
@@ -43,9 +48,11 @@ from headrace._dispatch.args import (
     to_layout,
     to_str,
 )
-from headrace._dispatch.schema import OpSchema
-
-_GPU = "headrace.backends.torch.geometry_ops"
+from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.schema import OpSchema, Planned
+from headrace.ops import _geometry_params as GP
+from headrace.ops._resize_params import resize_params
+from headrace.ops._tensor_resize_params import tensor_resize_params
 
 #: An input: a ``Tensor`` (one sample), a ``Batch`` or anything ``ndd.tensor`` accepts.
 Input = Any
@@ -67,11 +74,6 @@ def to_interp(v: Any) -> _types.DALIInterpType:
     if isinstance(v, np.ndarray):
         v = v.reshape(()).item()
     return _types.interp_type(v)
-
-
-def _schema(name: str, args: Sequence[Arg], **kw: Any) -> OpSchema:
-    kw.setdefault("gpu_module", _GPU)
-    return OpSchema(name, args=tuple(args), **kw)
 
 
 # --- argument groups (names, converters and defaults as in the reference) -------------------------
@@ -122,15 +124,57 @@ _OUT_OF_BOUNDS = (
 )
 _DTYPE = Arg("dtype", to_dtype, None, doc="Output type (default: the input's).")
 
-RESIZE = _schema("resize", _RESIZE_SIZE + _RESIZE_ROI + _FILTER)
-CROP = _schema("crop", _CROP_WINDOW + _OUT_OF_BOUNDS + (_DTYPE,))
-CROP_MIRROR_NORMALIZE = _schema(
+#: Layout assumed (and given to the output) for image inputs without one, as the reference does.
+_IMAGE = {3: "HWC", 4: "FHWC"}
+Vals = dict[str, Any]
+
+
+def _slice_inputs(kc: KernelContext, ins: list[Batch | None], vals: Vals) -> Vals:
+    """``slice``'s positional ``anchor``/``shape`` inputs as per-sample arguments
+    (``anchor_input``/``shape_input``), on the host."""
+    extra: Vals = {}
+    for name, b in zip(("anchor_input", "shape_input"), ins[1:3]):
+        if b is not None:
+            extra[name] = PerSample(_st.move(a, CPU, b._dtype) for a in b._samples or ())
+    return {**vals, **extra} if extra else vals
+
+
+def _pad_batch_max(kc: KernelContext, ins: list[Batch | None], vals: Vals) -> Vals:
+    """``pad`` extents of -1 mean the batch's largest: pass that as ``batch_max_shape``."""
+    x = ins[0]
+    shapes = [tuple(s.shape) for s in x._samples] if x is not None and x._samples else []
+    return {**vals, "batch_max_shape": tuple(max(col) for col in zip(*shapes))}
+
+
+def _cmn_layout(layout: str | None, plans: Sequence[Any], vals: Vals) -> str | None:
+    """The input layout permuted as the plans say (else ``output_layout``)."""
+    if plans and layout:
+        return "".join(layout[p] for p in plans[0].kwargs["perm"])
+    return vals["output_layout"] or layout
+
+
+_MIRROR = Arg("mirror", to_int, 0, per_sample=True, doc="Flip horizontally when non-zero.")
+
+RESIZE = OpSchema(
+    "resize",
+    "resize",
+    args=_RESIZE_SIZE + _RESIZE_ROI + _FILTER,
+    planned=Planned(resize_params, layouts=_IMAGE),
+)
+CROP = OpSchema(
+    "crop",
+    "geometry",
+    args=_CROP_WINDOW + _OUT_OF_BOUNDS + (_DTYPE,),
+    planned=Planned(GP.crop_params, layouts=_IMAGE, light=True),
+)
+CROP_MIRROR_NORMALIZE = OpSchema(
     "crop_mirror_normalize",
-    _CROP_WINDOW
+    "geometry",
+    args=_CROP_WINDOW
     + _OUT_OF_BOUNDS
     + (
         Arg("dtype", to_dtype, None, doc="Output type (float32)."),
-        Arg("mirror", to_int, 0, per_sample=True, doc="Flip horizontally when non-zero."),
+        _MIRROR,
         Arg("mean", to_floats, 0.0, per_sample=True, doc="Mean, per channel."),
         Arg("std", to_floats, 1.0, per_sample=True, doc="Standard deviation, per channel."),
         Arg("scale", to_float32, 1.0, doc="Multiplier applied after normalising."),
@@ -138,10 +182,18 @@ CROP_MIRROR_NORMALIZE = _schema(
         Arg("output_layout", to_layout, "CHW", doc="Output layout."),
         Arg("pad_output", to_bool, False, doc="Add a zero channel (3 -> 4)."),
     ),
+    planned=Planned(
+        GP.crop_mirror_normalize_params,
+        layouts=_IMAGE,
+        out_layout=_cmn_layout,
+        light=True,
+        dense=True,
+    ),
 )
-RANDOM_RESIZED_CROP = _schema(
+RANDOM_RESIZED_CROP = OpSchema(
     "random_resized_crop",
-    _FILTER
+    "resize",
+    args=_FILTER
     + (
         Arg("size", to_ints, REQUIRED, doc="Output (H, W)."),
         Arg("random_area", to_floats, (0.08, 1.0), doc="Range of the window's area fraction."),
@@ -149,18 +201,25 @@ RANDOM_RESIZED_CROP = _schema(
         Arg("num_attempts", to_int, 10, doc="Attempts at drawing a fitting window."),
     ),
     random=True,
+    planned=Planned(GP.random_resized_crop_sampler, random=True, layouts=_IMAGE),
+    kernel="resize",
 )
-FLIP = _schema(
+FLIP = OpSchema(
     "flip",
-    (
+    "geometry",
+    args=(
         Arg("horizontal", to_int, 1, per_sample=True, doc="Flip the W axis."),
         Arg("vertical", to_int, 0, per_sample=True, doc="Flip the H axis."),
         Arg("depthwise", to_int, 0, per_sample=True, doc="Flip the D axis."),
     ),
+    planned=Planned(GP.flip_params, layouts=_IMAGE, light=True),
 )
-SLICE = _schema(
+SLICE = OpSchema(
     "slice",
-    (
+    "geometry",
+    inputs=("data", "anchor", "shape"),
+    min_inputs=1,
+    args=(
         Arg("start", to_ints, None, per_sample=True, doc="Absolute start."),
         Arg("end", to_ints, None, per_sample=True, doc="Absolute end."),
         Arg("shape", to_ints, None, per_sample=True, doc="Absolute extent."),
@@ -174,22 +233,24 @@ SLICE = _schema(
     )
     + _OUT_OF_BOUNDS
     + (_DTYPE,),
-    inputs=("data", "anchor", "shape"),
-    min_inputs=1,
+    planned=Planned(GP.slice_params, prepare=_slice_inputs, light=True),
 )
-PAD = _schema(
+PAD = OpSchema(
     "pad",
-    (
+    "geometry",
+    args=(
         Arg("shape", to_ints, None, per_sample=True, doc="Output extents (-1: batch max)."),
         Arg("align", to_ints, None, per_sample=True, doc="Round extents up to a multiple."),
         Arg("axes", to_ints, None, per_sample=True, doc="Padded axes (all)."),
         Arg("axis_names", to_layout, None, doc="Padded axes by layout name."),
         Arg("fill_value", to_float32, 0.0, per_sample=True, doc="Padding value."),
     ),
+    planned=Planned(GP.pad_params, prepare=_pad_batch_max, light=True),
 )
-PASTE = _schema(
+PASTE = OpSchema(
     "paste",
-    (
+    "geometry",
+    args=(
         Arg("ratio", to_float32, REQUIRED, per_sample=True, doc="Canvas / image size."),
         Arg("fill_value", to_ints, REQUIRED, doc="Canvas colour (per channel)."),
         Arg("paste_x", to_float32, 0.5, per_sample=True, doc="Relative x of the image."),
@@ -197,10 +258,12 @@ PASTE = _schema(
         Arg("min_canvas_size", to_float32, 0.0, per_sample=True, doc="Minimum canvas side."),
         Arg("n_channels", to_int, None, doc="Expected number of channels."),
     ),
+    planned=Planned(GP.paste_params, layouts=_IMAGE, light=True),
 )
-ERASE = _schema(
+ERASE = OpSchema(
     "erase",
-    (
+    "geometry",
+    args=(
         Arg("anchor", to_floats, None, per_sample=True, doc="Region starts, region by region."),
         Arg("shape", to_floats, None, per_sample=True, doc="Region extents, region by region."),
         Arg("axes", to_ints, None, doc="Axes the values refer to."),
@@ -211,18 +274,19 @@ ERASE = _schema(
         Arg("normalized_shape", to_bool, False, doc="Extents are relative."),
         Arg("centered_anchor", to_bool, False, doc="Anchors are region centres."),
     ),
+    planned=Planned(GP.erase_params, layouts=_IMAGE, light=True),
 )
-RESIZE_CROP_MIRROR = _schema(
+RESIZE_CROP_MIRROR = OpSchema(
     "resize_crop_mirror",
-    _RESIZE_SIZE[:6]
-    + _RESIZE_ROI
-    + _FILTER
-    + _CROP_WINDOW
-    + (Arg("mirror", to_int, 0, per_sample=True, doc="Flip horizontally when non-zero."),),
+    "resize",
+    args=_RESIZE_SIZE[:6] + _RESIZE_ROI + _FILTER + _CROP_WINDOW + (_MIRROR,),
+    planned=Planned(GP.resize_crop_mirror_params, layouts=_IMAGE),
+    kernel="resize",
 )
-TENSOR_RESIZE = _schema(
+TENSOR_RESIZE = OpSchema(
     "tensor_resize",
-    (
+    "resize",
+    args=(
         Arg("sizes", to_floats, None, per_sample=True, doc="Output extents of the axes."),
         Arg("scales", to_floats, None, per_sample=True, doc="Scale factors of the axes."),
         Arg("axes", to_ints, None, doc="Axes the values refer to (all)."),
@@ -232,6 +296,7 @@ TENSOR_RESIZE = _schema(
     )
     + _RESIZE_ROI
     + _FILTER,
+    planned=Planned(tensor_resize_params),
 )
 
 
@@ -1007,5 +1072,3 @@ __all__ = [
     "slice",
     "tensor_resize",
 ]
-
-from headrace.backends.cpu import geometry_ops as _cpu_kernels  # noqa: E402,F401 - registers

@@ -1,5 +1,5 @@
 """CPU kernels of the geometry ops (numpy/OpenCV): crop, slice, crop_mirror_normalize, flip,
-pad, paste, erase and random_resized_crop.
+pad, paste and erase (the resize-based ops have theirs in :mod:`.resize`).
 
 Each kernel is ``op(x, layout, **plan.kwargs)`` with the plan from
 :mod:`headrace.ops._geometry_params`; one sample in, a new array out (the input is never
@@ -12,9 +12,9 @@ away from zero as DALI does).
 Examples
 --------
 >>> import numpy as np
->>> from headrace.ops._geometry_params import crop_params
 >>> img = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
->>> crop(img, "HWC", **crop_params(img.shape, "HWC", crop=(2, 2)).kwargs).shape
+>>> crop(img, "HWC", anchor=(1, 1, 0), shape=(2, 2, 3), fill_values=np.zeros(1),
+...      channel_axis=2).shape
 (2, 2, 3)
 """
 
@@ -27,9 +27,8 @@ import cv2
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError
-from headrace.backends.cpu.resize import resize
+from headrace.backends.common import overlap
 
-random_resized_crop = resize  # the plan is a crop-window resize plan
 _slice = builtins.slice
 
 
@@ -73,17 +72,6 @@ def _fill_block(
     return out
 
 
-def _overlap(anchor, shape, in_shape) -> tuple[tuple[slice, ...], tuple[slice, ...], bool]:
-    src, dst, inside = [], [], True
-    for a, e, n in zip(anchor, shape, in_shape):
-        lo, hi = max(a, 0), min(a + e, n)
-        hi = max(hi, lo)
-        inside &= a >= 0 and a + e <= n
-        src.append(_slice(lo, hi))
-        dst.append(_slice(lo - a, hi - a))
-    return tuple(src), tuple(dst), inside
-
-
 def window(
     x: np.ndarray,
     anchor: Sequence[int],
@@ -101,7 +89,7 @@ def window(
     [[5.0, 5.0], [1.0, 1.0], [1.0, 1.0]]
     """
     out_dtype = x.dtype if dtype is None else np.dtype(dtype)
-    src, dst, inside = _overlap(anchor, shape, x.shape)
+    src, dst, inside = overlap(anchor, shape, x.shape)
     if inside:
         view = x[src]
         if out_dtype != x.dtype:
@@ -312,13 +300,15 @@ def crop_mirror_normalize(
 
     Examples
     --------
-    >>> from headrace.ops._geometry_params import crop_mirror_normalize_params
     >>> img = np.full((8, 8, 3), 10, np.uint8)
-    >>> p = crop_mirror_normalize_params(img.shape, "HWC", crop=(4, 4), mean=[5], std=[5])
-    >>> crop_mirror_normalize(img, "HWC", **p.kwargs)[:, 0, 0].tolist()
+    >>> f32 = np.dtype(np.float32)
+    >>> p = dict(anchor=(2, 2, 0), shape=(4, 4, 3), mirror_axis=None, mul=np.full(3, 0.2, f32),
+    ...          add=np.full(3, -1, f32), perm=(2, 0, 1), pad_output=False, channel_axis=2,
+    ...          fill_values=np.zeros(1), dtype=f32)
+    >>> crop_mirror_normalize(img, "HWC", **p)[:, 0, 0].tolist()
     [1.0, 1.0, 1.0]
     """
-    src_box, dst_box, inside = _overlap(anchor, shape, x.shape)
+    src_box, dst_box, inside = overlap(anchor, shape, x.shape)
     if not inside:
         res = _cmn_padded(x, layout, locals())
         if out is not None:

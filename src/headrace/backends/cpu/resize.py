@@ -1,7 +1,9 @@
-"""CPU resize kernels (numpy, Pillow, OpenCV).
+"""CPU resize kernels (numpy, Pillow, OpenCV): ``resize`` (also the kernel of
+``resize_crop_mirror`` and ``random_resized_crop``) and ``tensor_resize``.
 
 ``resize(x, layout, *, out_size, roi_lo, roi_hi, filters, dtype=None)`` resamples the spatial
-axes of one sample. The plan comes from :func:`headrace.ops._resize_params.resize_params`.
+axes of one sample. The plan comes from :func:`headrace.ops._resize_params.resize_params` (or
+the plan functions of the other resize-based ops).
 
 Three paths, chosen per call:
 
@@ -18,29 +20,30 @@ Three paths, chosen per call:
   with edge replication (5-bit sub-pixel positions: max abs diff 1-2 on noisy images).
   float32 agrees to ~1e-2 absolute on 0..255 data.
 * otherwise a separable numpy resampler with DALI's own float32 coefficients
-  (:func:`~headrace.ops._resize_params.axis_weights`): max abs diff 1 for uint8 (float
+  (:func:`~headrace.backends.common.axis_weights`): max abs diff 1 for uint8 (float
   summation order), ~1e-5 relative for float32.
 
 Examples
 --------
 >>> import numpy as np
->>> from headrace.ops._resize_params import resize_params
+>>> from headrace.ops._resize_params import AxisFilter
 >>> img = np.zeros((40, 60, 3), np.uint8)
->>> plan = resize_params(img.shape, "HWC", size=[20, 30])
->>> resize(img, "HWC", **plan.kwargs).shape
+>>> lin = AxisFilter("triangular", 4.0)
+>>> resize(img, "HWC", out_size=(20, 30), roi_lo=(0, 0), roi_hi=(40, 60),
+...        filters=(lin, lin)).shape
 (20, 30, 3)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import cv2
 import numpy as np
 from PIL import Image
 
-from headrace.ops._geometry_common import spatial_axes
-from headrace.ops._resize_params import AxisFilter, axis_weights, nn_indices
+from headrace.backends.common import Filter, axis_weights, nn_indices, spatial_axes
 
 _PIL_FILTERS = {
     "triangular": (Image.Resampling.BILINEAR, 2.0),
@@ -158,7 +161,7 @@ def _cv2_ok(x: np.ndarray, layout: str, filters) -> bool:
 
 
 def _resample_axis(
-    arr: np.ndarray, axis: int, in_len: int, out_len: int, lo: float, hi: float, f: AxisFilter
+    arr: np.ndarray, axis: int, in_len: int, out_len: int, lo: float, hi: float, f: Filter
 ) -> np.ndarray:
     idx, coeffs = axis_weights(in_len, out_len, lo, hi, f)
     bshape = [1] * arr.ndim
@@ -203,7 +206,7 @@ def resize(
     out_size: Sequence[int],
     roi_lo: Sequence[float],
     roi_hi: Sequence[float],
-    filters: Sequence[AxisFilter],
+    filters: Sequence[Filter],
     dtype: np.dtype | None = None,
 ) -> np.ndarray:
     """Resample the spatial axes of one sample (see the module docstring for accuracy).
@@ -253,3 +256,20 @@ def resize(
         return _pillow_resize(x, layout, out_size, roi_lo, roi_hi, filters)
     res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
     return cast_round(res, out_dtype)
+
+
+def tensor_resize(
+    x: np.ndarray, layout: str | None, *, kernel_layout: str, **plan: Any
+) -> np.ndarray:
+    """``tensor_resize``: :func:`resize` on the plan's stand-in layout ``kernel_layout``, whose
+    ``D``/``H``/``W`` axes are the resampled ones (plan from ``tensor_resize_params``).
+
+    Examples
+    --------
+    >>> from headrace.ops._resize_params import AxisFilter
+    >>> nn = AxisFilter("nn", 1.0)
+    >>> tensor_resize(np.arange(4).reshape(4, 1), None, kernel_layout="WC", out_size=(2,),
+    ...               roi_lo=(0.0,), roi_hi=(4.0,), filters=(nn,)).ravel().tolist()
+    [1, 3]
+    """
+    return resize(x, kernel_layout, **plan)

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 
 from headrace._core.errors import InvalidArgumentError
-from headrace.backends.torch.resize import resize, torch_dtype
+from headrace.backends.common import overlap
+from headrace.backends.torch.resize import torch_dtype
 
-random_resized_crop = resize
 _slice = builtins.slice
 
 
@@ -64,17 +64,6 @@ def _fill_block(
     return values.reshape(bshape).expand(tuple(shape)).contiguous()
 
 
-def _overlap(anchor, shape, in_shape):
-    src, dst, inside = [], [], True
-    for a, e, n in zip(anchor, shape, in_shape):
-        lo, hi = max(a, 0), min(a + e, n)
-        hi = max(hi, lo)
-        inside &= a >= 0 and a + e <= n
-        src.append(_slice(lo, hi))
-        dst.append(_slice(lo - a, hi - a))
-    return tuple(src), tuple(dst), inside
-
-
 def window(
     x: torch.Tensor,
     anchor: Sequence[int],
@@ -91,7 +80,7 @@ def window(
     [[5.0, 5.0], [1.0, 1.0], [1.0, 1.0]]
     """
     out_dtype = torch_dtype(dtype, x.dtype)
-    src, dst, inside = _overlap(anchor, shape, x.shape)
+    src, dst, inside = overlap(anchor, shape, x.shape)
     if inside:
         return convert(x[src], out_dtype).clone()
     out = _fill_block(shape, out_dtype, fill_values, channel_axis, x.device)
@@ -159,14 +148,16 @@ def crop_mirror_normalize(
 
     Examples
     --------
-    >>> from headrace.ops._geometry_params import crop_mirror_normalize_params
-    >>> p = crop_mirror_normalize_params((8, 8, 3), "HWC", crop=(4, 4), mean=[5], std=[5])
+    >>> f32 = np.dtype(np.float32)
+    >>> p = dict(anchor=(2, 2, 0), shape=(4, 4, 3), mirror_axis=None, mul=np.full(3, 0.2, f32),
+    ...          add=np.full(3, -1, f32), perm=(2, 0, 1), pad_output=False, channel_axis=2,
+    ...          fill_values=np.zeros(1), dtype=f32)
     >>> img = torch.full((8, 8, 3), 10, dtype=torch.uint8)
-    >>> crop_mirror_normalize(img, "HWC", **p.kwargs)[:, 0, 0].tolist()
+    >>> crop_mirror_normalize(img, "HWC", **p)[:, 0, 0].tolist()
     [1.0, 1.0, 1.0]
     """
     out_dtype = torch_dtype(dtype, torch.float32)
-    src_box, dst_box, inside = _overlap(anchor, shape, x.shape)
+    src_box, dst_box, inside = overlap(anchor, shape, x.shape)
     src = x[src_box]
     if mirror_axis is not None:
         src = torch.flip(src, (mirror_axis,))

@@ -1,29 +1,30 @@
-"""Torch resize kernel (any torch device).
+"""Torch resize kernels (any torch device): ``resize`` and ``tensor_resize``.
 
-Same signature and plan as :func:`headrace.backends.cpu.resize.resize`. Each spatial axis is
+Same signatures and plans as :mod:`headrace.backends.cpu.resize`. Each spatial axis is
 resampled by a dense ``(out, in)`` matrix built from DALI's own coefficients
-(:func:`headrace.ops._resize_params.axis_matrix`) and applied with a matmul, so the result
+(:func:`headrace.backends.common.axis_matrix`) and applied with a matmul, so the result
 equals the CPU generic path up to float32 summation order: uint8 max abs diff 1 against the
 CPU kernel and against DALI, float32 ~1e-4 relative. Nearest neighbour is bit-exact.
 
 Examples
 --------
 >>> import torch
->>> from headrace.ops._resize_params import resize_params
+>>> from headrace.ops._resize_params import AxisFilter
 >>> x = torch.zeros(40, 60, 3, dtype=torch.uint8)
->>> resize(x, "HWC", **resize_params(tuple(x.shape), "HWC", size=[20, 30]).kwargs).shape
+>>> lin = AxisFilter("triangular", 4.0)
+>>> resize(x, "HWC", out_size=(20, 30), roi_lo=(0, 0), roi_hi=(40, 60), filters=(lin, lin)).shape
 torch.Size([20, 30, 3])
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
-from headrace.ops._geometry_common import spatial_axes
-from headrace.ops._resize_params import AxisFilter, axis_matrix, nn_indices
+from headrace.backends.common import Filter, axis_matrix, nn_indices, spatial_axes
 
 _TORCH_DTYPES = {
     np.dtype(np.uint8): torch.uint8,
@@ -73,13 +74,14 @@ def resize(
     out_size: Sequence[int],
     roi_lo: Sequence[float],
     roi_hi: Sequence[float],
-    filters: Sequence[AxisFilter],
+    filters: Sequence[Filter],
     dtype: np.dtype | None = None,
 ) -> torch.Tensor:
     """Resample the spatial axes of one sample on its device (plan from ``resize_params``).
 
     Examples
     --------
+    >>> from headrace.ops._resize_params import AxisFilter
     >>> lin = AxisFilter("triangular", 2.0)
     >>> x = torch.arange(4.0).reshape(1, 4, 1)
     >>> resize(x, "HWC", out_size=(1, 2), roi_lo=(0, 0), roi_hi=(1, 4),
@@ -105,3 +107,19 @@ def resize(
         m = torch.from_numpy(mat).to(x.device)
         arr = torch.movedim(torch.tensordot(m, arr, dims=([1], [a])), 0, a)
     return cast_round(arr, out_dtype)
+
+
+def tensor_resize(
+    x: torch.Tensor, layout: str | None, *, kernel_layout: str, **plan: Any
+) -> torch.Tensor:
+    """``tensor_resize``: :func:`resize` on the plan's stand-in layout ``kernel_layout``.
+
+    Examples
+    --------
+    >>> from headrace.ops._resize_params import AxisFilter
+    >>> nn = AxisFilter("nn", 1.0)
+    >>> tensor_resize(torch.arange(4).reshape(4, 1), None, kernel_layout="WC", out_size=(2,),
+    ...               roi_lo=(0.0,), roi_hi=(4.0,), filters=(nn,)).ravel().tolist()
+    [1, 3]
+    """
+    return resize(x, kernel_layout, **plan)
