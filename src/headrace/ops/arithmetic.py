@@ -36,6 +36,7 @@ ARITH = OpSchema(
     inputs=("inputs",),
     variadic=True,
     args=(Arg("expression", to_str, "add"),),
+    capture=False,
     gpu_module="headrace.backends.torch.arithmetic",
 )
 

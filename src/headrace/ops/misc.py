@@ -109,7 +109,7 @@ _SUB_ARGS = tuple(
     for d in range(MAX_SUBSCRIPT_DIMS)
     for kind in ("at", "lo", "hi", "step")
 ) + (Arg("_spec", to_any, None),)
-SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS)
+SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS, capture=False)
 
 
 @provide("copy")
