@@ -54,6 +54,17 @@ class Producer:
     >>> [p.get() for _ in range(3)], p.get() is END
     ([0, 1, 2], True)
     >>> p.stop()
+
+    Stopping a producer that waits for room in a full queue ends it:
+
+    >>> def forever(emit):
+    ...     while emit("item"):
+    ...         pass
+    >>> p = Producer(forever, depth=1, name="demo")
+    >>> p.get()
+    'item'
+    >>> p.stop(); p.alive
+    False
     """
 
     def __init__(self, produce: Callable[[Emit], None], depth: int, name: str) -> None:

@@ -56,6 +56,7 @@ class CaptureLoop:
         self.feeds_used: list[int] = []
         self.step_n = batch_size  # batch size of the current step (the last one may be partial)
         self.fell_back = 0
+        # shares the graph's lists: it runs what tracing recorded into them
         self.pipeline = Pipeline(self.nodes, self.feeders, self.rngs, batch_size, depth)
 
     # --- bookkeeping of the current step ------------------------------------------------
