@@ -43,7 +43,8 @@ def replay_call(
     node = loop.nodes[nid] if nid is not None else None
     if node is None or node.schema is not schema:
         return NOT_CAPTURED
-    _check_device(node, device)
+    if device is not None or node.device is not None:
+        _check_device(node, device)
     if not (_inputs_match(loop, inputs, node) and _kwargs_match(loop, kwargs, node)):
         if node.rng is not None:
             raise CaptureError(RNG_MISUSE)
@@ -79,11 +80,14 @@ def _is_ref(loop: CaptureLoop, value: Any, ref: Any) -> bool:
 def _inputs_match(loop: CaptureLoop, inputs: Any, node: Node) -> bool:
     if len(inputs) != len(node.inputs):
         return False
+    ids = loop.ids
     for x, r in zip(inputs, node.inputs):
         if x is None:
             if r is not None:
                 return False
-        elif not _is_ref(loop, x, r):
+            continue
+        hit = ids.get(id(x))  # _is_ref, inlined: this runs for every input of every lookup
+        if hit is None or hit[1] is not x or hit[0] != r:
             return False
     return True
 

@@ -18,26 +18,40 @@ _MAX_CHAIN = 8
 """The most frames of one site key: the innermost user frame and its callers toward the body."""
 
 
-def _user_frame(f: types.FrameType | None) -> types.FrameType | None:
-    """``f`` or the first of its callers that is not headrace's own code."""
+def site_key(body: types.CodeType | None, counts: dict[Any, int]) -> tuple[Any, int]:
+    """The key of the call being made: its position and its run count in this step.
+
+    The position is that of the innermost frame that is not headrace's own code: one
+    ``(code, offset)`` pair when it is the loop body (``body``), else the chain of pairs out to
+    the body. ``counts`` (per step) is updated.
+
+    Called by the loop's hooks (``on_call``, ``on_feeder_call``), which headrace itself calls
+    (the dispatcher, ``ExternalSource.__call__``): the walk starts at the hook's caller, as each
+    frame it visits costs a frame object (about 0.2 µs of a 6 µs lookup).
+    """
+    f: types.FrameType | None = sys._getframe(2)
     internal = _internal_cache
-    while f is not None:
+    while f is not None:  # out of the dispatcher, the op wrapper, ...
         code = f.f_code
         flag = internal.get(code)
         if flag is None:
             flag = _is_internal(code)
         if not flag:
-            return f
+            break
         f = f.f_back
-    return None
-
-
-def _position(f: types.FrameType | None, body: types.CodeType | None) -> Any:
-    """The position of user frame ``f``: one pair in the loop body, else the chain to it."""
     if f is None:
-        return ()
-    if f.f_code is body:  # the common case: a call written in the loop body
-        return (f.f_code, f.f_lasti)
+        key: Any = ()
+    elif f.f_code is body:  # the common case: a call written in the loop body
+        key = (body, f.f_lasti)
+    else:
+        key = _chain(f, body)
+    n = counts.get(key, 0)
+    counts[key] = n + 1
+    return (key, n)
+
+
+def _chain(f: types.FrameType | None, body: types.CodeType | None) -> tuple[Any, ...]:
+    """The positions of user frame ``f`` and its callers, up to the loop body."""
     chain = []
     while f is not None and len(chain) < _MAX_CHAIN:
         chain.append((f.f_code, f.f_lasti))
@@ -45,17 +59,6 @@ def _position(f: types.FrameType | None, body: types.CodeType | None) -> Any:
             break
         f = f.f_back
     return tuple(chain)
-
-
-def site_key(body: types.CodeType | None, counts: dict[Any, int]) -> tuple[Any, int]:
-    """The key of the call being made: its position and its run count in this step.
-
-    ``counts`` (per step) is updated; ``body`` is the code of the loop body.
-    """
-    key = _position(_user_frame(sys._getframe(1)), body)
-    n = counts.get(key, 0)
-    counts[key] = n + 1
-    return (key, n)
 
 
 def user_stacklevel() -> int:
