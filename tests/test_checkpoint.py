@@ -17,6 +17,7 @@ import pytest
 
 import headrace as ndd
 from headrace import checkpoint as ck
+from headrace._exec import checkpoint as ck_impl
 from headrace.checkpoint import Checkpoint
 from headrace.random import RNG
 from headrace.readers import File
@@ -456,7 +457,7 @@ def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     def crash(*args: Any) -> None:
         raise OSError("disk unplugged")
 
-    monkeypatch.setattr(ck.os, "fsync", crash)
+    monkeypatch.setattr(ck_impl.os, "fsync", crash)
     with pytest.raises(OSError, match="disk unplugged"):
         ckpt.save(pattern)
     monkeypatch.undo()
@@ -470,7 +471,7 @@ def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     loaded.register(fresh, "rng")
     assert rng_draws(fresh) == rng_draws(rng)
     # Without hard links the file is moved into place with os.replace, still never clobbering.
-    monkeypatch.setattr(ck.os, "link", crash)
+    monkeypatch.setattr(ck_impl.os, "link", crash)
     assert ckpt.save(pattern).endswith("c_01.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         ".c_01.json.123.abcd.tmp", "c_00.json", "c_01.json", "c_01.json.tmp",

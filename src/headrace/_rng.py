@@ -21,6 +21,12 @@ from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 STATE_VERSION = 1
 _MASK64 = (1 << 64) - 1
 _BUF_BLOCKS = 128  # Philox blocks (4 uint64 = 8 words each) generated at a time
+RNG_MISUSE = (
+    "The RNG of a captured operator was used unexpectedly: random calls in a capture-mode loop "
+    "must draw in the same order on every step (no new, removed or reseeded random calls, and "
+    "no other use of that RNG while the loop runs)."
+)
+"""Raised (as RuntimeError) when an RNG bound to a capture pipeline is used elsewhere."""
 
 
 class RNGState(dict):  # type: ignore[type-arg]
@@ -110,8 +116,6 @@ class RNG:
         """The next ``n`` 32-bit words (a uint32 array)."""
         owner = self._capture_owner
         if owner is not None and owner != threading.get_ident():
-            from headrace.capture._loop import RNG_MISUSE
-
             raise RuntimeError(RNG_MISUSE)
         with self._lock:
             pos = self._pos
@@ -165,8 +169,6 @@ class RNG:
 
     def _check_not_captured(self) -> None:
         if self._capture_owner is not None:
-            from headrace.capture._loop import RNG_MISUSE
-
             raise RuntimeError(RNG_MISUSE)
 
     def set_state(self, value: Any) -> None:

@@ -12,6 +12,8 @@ import numpy as np
 from headrace._core.batch import Batch, as_batch
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.tensor import Tensor, as_tensor
+from headrace._dispatch.hooks import active_loop
+from headrace.capture._entry import external_source_loop
 
 _CYCLE_MODES = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet"}
 _CYCLE_MODES["raise"] = "raise"
@@ -149,9 +151,7 @@ class ExternalSource:
             return next(self._it)  # an empty source stops here even when cycling
 
     def __call__(self, *, batch_size: int | None = None) -> Any:
-        from headrace._dispatch import hooks as _state
-
-        loop = _state.active_loop()
+        loop = active_loop()
         if loop is not None and self._role != "driver":
             return loop.on_feeder_call(self, batch_size)
         if self._role == "driver" and self._capture_loop is not None:
@@ -231,8 +231,6 @@ class ExternalSource:
         >>> [ndd.cast(b, dtype=ndd.uint8).shape for b in src.captured(batch_size=2)]
         [[(2, 3), (2, 3)], [(2, 3), (2, 3)], [(2, 3), (2, 3)]]
         """
-        from headrace.capture._loop import external_source_loop
-
         return external_source_loop(self, batch_size, ctx)
 
     compiled = captured

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from headrace._core import device as _device_module
 from headrace._core.device import CPU, Device
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._exec.checkpoint import Checkpoint
 from headrace._exec.invocation import Invocation
 
 T = TypeVar("T")
@@ -326,7 +327,7 @@ class EvalContext:
         self._pending_deferred: list[Any] = []
         self._active_thread: int | None = None
         self._enter_count = 0
-        self._checkpoint: Any = None
+        self._checkpoint: Checkpoint | None = None
         self._prev_device: list[Device] = []
 
     # --- properties --------------------------------------------------------------------
@@ -356,11 +357,9 @@ class EvalContext:
         return Device("gpu", self._device_id) if self._device_id is not None else CPU
 
     @property
-    def checkpoint(self) -> Any:
+    def checkpoint(self) -> Checkpoint:
         """The :class:`~headrace.checkpoint.Checkpoint` bound to this context (created lazily)."""
         if self._checkpoint is None:
-            from headrace.checkpoint import Checkpoint
-
             self._checkpoint = Checkpoint()
         return self._checkpoint
 

@@ -37,8 +37,9 @@ from headrace._core.device import CPU, Device
 from headrace._core.dtype import DType
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.tensor import Tensor
+from headrace._exec.producer import END, Emit, Producer
+from headrace.capture._entry import INVALID_READER, reader_loop
 from headrace.readers import _sharding as sh
-from headrace.readers._prefetch import END, Emit, Prefetcher
 
 STATE_VERSION = 1
 _MASK64 = (1 << 64) - 1
@@ -287,7 +288,7 @@ class Reader:
         last_batch: str | None = None,
         on_error: str = "raise",
     ) -> None:
-        self._prefetcher: Prefetcher | None = None
+        self._prefetcher: Producer | None = None
         self._active: weakref.ref[Generator[Any, None, None]] | None = None
         args = {k: _plain_arg(k, v) for k, v in locals().items() if k not in ("self", "__class__")}
         cls = type(self).__name__
@@ -397,13 +398,9 @@ class Reader:
                     f"Reader {self._name!r}: checkpointing (enable_checkpointing=True) cannot be "
                     "combined with capture mode."
                 )
-            from headrace.capture._loop import reader_loop
-
             bs = batch_size if batch_size is not None else self._max_batch_size
             return reader_loop(self, bs, ctx, lambda n: self._start_epoch(n, last_batch))
         if getattr(self, "_capture_invalid", False):
-            from headrace.capture._loop import INVALID_READER
-
             raise RuntimeError(INVALID_READER)
         if getattr(self, "_capture", None) is not None:
             raise RuntimeError(
@@ -458,7 +455,7 @@ class Reader:
             last_batch,
             self._skip,
         )
-        prefetcher = Prefetcher(produce, self._depth or 2, self._name)
+        prefetcher = Producer(produce, self._depth or 2, f"headrace-reader-{self._name}")
         self._prefetcher = prefetcher
         try:
             while (item := prefetcher.get()) is not END:

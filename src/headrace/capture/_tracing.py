@@ -1,0 +1,156 @@
+"""Tracing: the first step of a capture-mode loop runs eagerly while its calls are recorded.
+
+An operator call is recorded as a :class:`~._graph.Node` when everything it depends on can be
+named on later steps: each tensor input and tensor argument is an output of the source, of a
+feeder or of a recorded call, every other argument is a comparable constant (or marked
+``ndd.capture.invariant``), and all its outputs are batches of the loop's batch size. Anything
+else just runs eagerly, now and on every later step.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from headrace._core.batch import Batch
+from headrace._core.device import Device
+from headrace._core.dtype import DType
+from headrace._core.tensor import Tensor
+from headrace._rng import resolve_rng
+from headrace.capture._graph import CaptureError, Node, Ref, as_outputs, placement
+from headrace.capture._invariant import is_invariant, unwrap
+from headrace.capture._sites import user_stacklevel
+
+if TYPE_CHECKING:
+    from headrace.capture._loop import CaptureLoop
+
+_SMALL_ARRAY = 64
+"""The largest numpy array argument compared by value across steps."""
+
+
+def _constant(v: Any) -> bool:
+    """A value that can be compared across steps to prove it did not change."""
+    if v is None or isinstance(v, (bool, int, float, str, bytes, DType, Device, complex)):
+        return True
+    if isinstance(v, (tuple, list)):
+        return all(_constant(x) for x in v)
+    if isinstance(v, np.ndarray):
+        return v.size <= _SMALL_ARRAY
+    return isinstance(v, np.generic)
+
+
+class _Recording:
+    """What tracing learned about one call's inputs and arguments."""
+
+    __slots__ = ("const", "inputs", "marked", "ok", "refs")
+
+    def __init__(self) -> None:
+        self.inputs: list[Ref | None] = []
+        self.const: dict[str, Any] = {}
+        self.refs: dict[str, Ref | None] = {}
+        self.marked: list[str] = []
+        self.ok = True
+
+    def take_inputs(self, loop: CaptureLoop, inputs: Any) -> None:
+        for x in inputs:
+            r = None if x is None else loop.ref_of(x)
+            if x is not None and r is None:
+                self.ok = False
+            self.inputs.append(r)
+
+    def take_args(self, loop: CaptureLoop, kwargs: dict[str, Any]) -> None:
+        for k, v in kwargs.items():
+            if v is None:
+                continue
+            if is_invariant(v):
+                self.const[k] = unwrap(v)
+                self.marked.append(k)
+            elif isinstance(v, (Tensor, Batch)):
+                r = self.refs[k] = loop.ref_of(v)
+                self.ok &= r is not None
+            elif _constant(v):
+                self.const[k] = v
+            else:
+                self.ok = False
+
+
+def trace_call(
+    loop: CaptureLoop,
+    schema: Any,
+    key: Any,
+    inputs: Any,
+    device: Any,
+    batch_size: Any,
+    rng: Any,
+    kwargs: dict[str, Any],
+) -> Any:
+    """Run an operator call of the traced step eagerly and record it when it can be replayed."""
+    rec = _Recording()
+    rec.take_inputs(loop, inputs)
+    rec.take_args(loop, kwargs)
+    rng_obj = None
+    if schema.random:
+        rng = rng_obj = resolve_rng(rng)
+        if batch_size is None and not any(isinstance(x, Batch) for x in inputs):
+            rec.ok = False  # random calls producing one sample are never captured
+    out = loop.run_plain(schema, inputs, device, batch_size, rng, kwargs)
+    if _recordable(loop, schema, key, rec, out):
+        node = Node(
+            len(loop.nodes),
+            schema,
+            key,
+            rec.inputs,
+            rec.const,
+            rec.refs,
+            placement(device),
+            batch_size,
+            rng_obj,
+            frozenset(rec.marked),
+        )
+        loop.add_node(node, out)
+    return out
+
+
+def _recordable(loop: CaptureLoop, schema: Any, key: Any, rec: _Recording, out: Any) -> bool:
+    """Whether the call that returned ``out`` can be replayed on later steps."""
+    repeated = schema.random and key[1] > 0
+    if repeated:
+        warnings.warn(
+            f"{schema.name}: the random call at this site runs more than once per "
+            "iteration; only its first run uses the capture pipeline.",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    if not rec.ok or repeated:
+        return False
+    return all(isinstance(o, Batch) and o.batch_size == loop.batch_size for o in as_outputs(out))
+
+
+def trace_feeder(loop: CaptureLoop, source: Any, key: Any, batch_size: int | None) -> Any:
+    """Bind ``source`` to the loop as a feeder and pull its item for the traced step."""
+    _check_new_feeder(loop, source, key)
+    source._role, source._capture_loop = "feeder", loop
+    fid = loop.add_feeder(source, key)
+    out = source._pull(loop.batch_size if batch_size is None else batch_size)
+    for i, o in enumerate(as_outputs(out)):
+        loop.register(o, ("feed", fid, i))
+    return out
+
+
+def _check_new_feeder(loop: CaptureLoop, source: Any, key: Any) -> None:
+    bound = getattr(source, "_capture_loop", None)
+    if bound is not None and bound is not loop:
+        raise CaptureError(
+            f"{source!r} is already bound to a different capture context: each "
+            "capture-mode loop needs its own feeder instances."
+        )
+    if getattr(source, "_role", None) == "eager":
+        raise CaptureError(
+            f"{source!r} was used eagerly before, so it cannot feed a capture-mode loop."
+        )
+    if key in loop.feeder_keys:
+        raise CaptureError(
+            f"{source!r} is read twice: a feeder must be read once per capture-mode step."
+        )
