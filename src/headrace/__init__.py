@@ -39,6 +39,7 @@ from headrace._core.dtype import (
 )
 from headrace._core.dtype import bool_ as bool
 from headrace._core.errors import DecodeError, HeadraceError
+from headrace._core.eval_mode import EvalMode
 from headrace._core.tensor import Tensor, as_tensor, tensor
 from headrace._exec.context import (
     EvalContext,
@@ -46,7 +47,6 @@ from headrace._exec.context import (
     get_num_threads,
     set_num_threads,
 )
-from headrace._exec.eval_mode import EvalMode
 from headrace._exec.streams import (
     Stream,
     get_current_stream,

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 import headrace as ndd
-from headrace._exceptions import DisplacedEvaluationError
+from headrace._core.displaced import DisplacedEvaluationError
 
 MODES = (ndd.EvalMode.deferred, ndd.EvalMode.eager, ndd.EvalMode.sync_cpu, ndd.EvalMode.sync_full)
 #: Value of an entry of ``bad``'s overrides that removes the argument from the call.

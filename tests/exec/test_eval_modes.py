@@ -65,7 +65,7 @@ def test_async_error_same_type_cause_and_user_line(mode):
         with pytest.raises(ValueError) as info:
             y.evaluate()
     err = info.value
-    from headrace._exceptions import DisplacedEvaluationError
+    from headrace._core.displaced import DisplacedEvaluationError
 
     assert isinstance(err, DisplacedEvaluationError)
     with ndd.EvalMode.sync_cpu, pytest.raises(ValueError) as sync_info:

@@ -34,7 +34,7 @@ from headrace._core.proxy import unwrap as unwrap_proxy
 from headrace._core.tensor import Tensor, _device_of, _maybe_sync
 
 if TYPE_CHECKING:
-    from headrace._exec.invocation import Invocation
+    from headrace._core.invocation import Invocation
 
 
 class RaggedBatchError(InvalidArgumentError):
@@ -520,9 +520,9 @@ def batch_to_tensor(b: Batch, *, pad: bool = False, device: Any = None) -> Tenso
     without ``pad=True``) surfaces where the result is used, with the call's line in the
     traceback.
     """
-    from headrace._exec import callsite
-    from headrace._exec.eval_mode import EvalMode
-    from headrace._exec.invocation import Invocation
+    from headrace._core import callsite
+    from headrace._core.eval_mode import EvalMode
+    from headrace._core.invocation import Invocation
 
     def run() -> tuple[Batch]:
         arr, _ = dense_storage(b, pad=pad)

@@ -29,7 +29,7 @@ from headrace._core.proxy import unwrap as unwrap_proxy
 
 if TYPE_CHECKING:
     from headrace._core.batch import Batch
-    from headrace._exec.invocation import Invocation
+    from headrace._core.invocation import Invocation
 
 
 class Tensor(ArithmeticMixin, DeviceMixin):
@@ -384,7 +384,7 @@ def as_tensor(
 
 
 def _maybe_sync(t: Tensor | Batch) -> None:
-    from headrace._exec.eval_mode import EvalMode
+    from headrace._core.eval_mode import EvalMode
 
     if EvalMode.current().value >= 2:
         t.evaluate()

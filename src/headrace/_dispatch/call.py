@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from headrace._core import callsite as _callsite
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.device import CPU, Device
@@ -28,16 +29,15 @@ from headrace._core.errors import (
     InvalidTypeError,
     UnsupportedDeviceError,
 )
+from headrace._core.eval_mode import EvalMode
+from headrace._core.invocation import Invocation, in_worker
 from headrace._core.proxy import Proxy
 from headrace._core.tensor import Tensor, _device_of
 from headrace._dispatch.args import ArgDict, PerSample
 from headrace._dispatch.hooks import NOT_CAPTURED
 from headrace._dispatch.hooks import _local as _hook_local
 from headrace._dispatch.kernel_context import KernelContext
-from headrace._exec import callsite as _callsite
 from headrace._exec.context import EvalContext
-from headrace._exec.eval_mode import EvalMode
-from headrace._exec.invocation import Invocation, in_worker
 from headrace._rng import resolve_rng
 
 if TYPE_CHECKING:

@@ -62,7 +62,7 @@ class OpSchema:
     """
 
     name: str
-    family: str = ""
+    family: str
     inputs: Sequence[str] = ("input",)
     args: Sequence[Arg] = ()
     devices: Sequence[str] = ("cpu", "gpu")
@@ -79,7 +79,6 @@ class OpSchema:
     inline_bytes: int = 1 << 16
     capture: bool = True
     doc: str = ""
-    gpu_module: str | None = None  # TRANSITIONAL: old-style registration, removed below
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict, repr=False)
     modules: dict[str, ModuleType] = field(default_factory=dict, repr=False)
 
@@ -121,13 +120,6 @@ class OpSchema:
         """The batch kernel for ``dev``'s device type."""
         kind = dev.device_type
         k = self.kernels.get(kind)
-        if k is None and not self.family:  # TRANSITIONAL
-            if kind == "gpu" and self.gpu_module and "gpu" in self.devices:
-                importlib.import_module(self.gpu_module)
-                k = self.kernels.get(kind)
-            if k is None:
-                raise self._unsupported(kind)
-            return k
         if k is None:
             mod = self.backend_module(kind)
             fn = getattr(mod, self.kernel, None)
@@ -142,15 +134,6 @@ class OpSchema:
                 fn = _prepared(self.prepare, fn)
             k = self.kernels[kind] = fn
         return k
-
-    def legacy_kernel(self, device: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """TRANSITIONAL decorator registering a batch kernel for ``device``."""
-
-        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.kernels[device] = fn
-            return fn
-
-        return deco
 
     def _unsupported(self, kind: str) -> UnsupportedDeviceError:
         supported = ", ".join(repr(d) for d in self.devices)

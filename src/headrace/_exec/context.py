@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 from headrace._core import device as _device_module
 from headrace._core.device import CPU, Device
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.invocation import Invocation
 from headrace._exec.checkpoint import Checkpoint
-from headrace._exec.invocation import Invocation
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from headrace._core.batch import Batch
-from headrace._exec.eval_mode import EvalMode
+from headrace._core.eval_mode import EvalMode
 from headrace._exec.producer import END, Emit, Producer
 from headrace.capture._graph import CaptureError, Node, Ref, Step
 

@@ -12,7 +12,7 @@ import sys
 import types
 from typing import Any
 
-from headrace._exec.callsite import _internal_cache, _is_internal
+from headrace._core.callsite import _internal_cache, _is_internal
 
 _MAX_CHAIN = 8
 """The most frames of one site key: the innermost user frame and its callers toward the body."""

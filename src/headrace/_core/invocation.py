@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from headrace import _exceptions
-from headrace._exec import callsite as _callsite
+from headrace._core import callsite as _callsite
+from headrace._core import displaced as _exceptions
 
 _local = threading.local()
 

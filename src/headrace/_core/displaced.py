@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from headrace._exec import callsite as _callsite
+from headrace._core import callsite as _callsite
 
 
 class DisplacedEvaluationError(Exception):
