@@ -152,18 +152,18 @@ def plan_args(op: str, vals: Vals) -> Vals:
     return out
 
 
-def cached_plan(plan: Callable[..., Any], shape: tuple[int, ...], layout: Any, in_dt: Any,
-                args: Vals) -> Any:  # fmt: skip
-    """``plan(shape, layout, in_dt, **args)``, memoised across calls (plans are pure)."""
+def cached_plan(op: str, plan: Callable[..., Any], shape: tuple[int, ...], layout: Any,
+                in_dt: Any, vals: Vals) -> Any:  # fmt: skip
+    """``plan(shape, layout, in_dt, **plan_args(op, vals))``, memoised across calls (plans are
+    pure). The key holds the raw argument values, so a hit costs no argument conversion."""
     try:
-        # args always lists one schema's arguments in the same order; arrays go in as bytes.
-        frozen = [(v.shape, v.tobytes()) if type(v) is np.ndarray else v for v in args.values()]
-        key = (plan, shape, layout, in_dt, *args, *frozen)
+        frozen = [(v.shape, v.tobytes()) if type(v) is np.ndarray else v for v in vals.values()]
+        key = (plan, shape, layout, in_dt, *vals, *frozen)  # names too: the order may vary
         hit = _PLAN_CACHE.get(key)
     except TypeError:  # an unhashable argument value: no caching
-        return plan(shape, layout, in_dt, **args)
+        return plan(shape, layout, in_dt, **plan_args(op, vals))
     if hit is None:
-        hit = plan(shape, layout, in_dt, **args)
+        hit = plan(shape, layout, in_dt, **plan_args(op, vals))
         if len(_PLAN_CACHE) >= PLAN_CACHE_SIZE:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[key] = hit
@@ -198,25 +198,27 @@ def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals
     assert samples is not None
     in_dt = _in_dtype(x)
     plan = spec.plan
+    name = kc.name
     per = has_per_sample(vals)
-    shared = None if per else plan_args(kc.name, vals)
 
     def args(i: int) -> Vals:
-        return shared if shared is not None else plan_args(kc.name, sample_args(vals, i))
+        return plan_args(name, sample_args(vals, i) if per else vals)
 
     if spec.random:
         gen = kc.generator()  # samplers draw in sample order, on this thread
+        shared = None if per else args(0)
         return kc.map(
-            lambda i: plan(gen, tuple(samples[i].shape), lay, in_dt, **args(i)), parallel=False
+            lambda i: plan(gen, tuple(samples[i].shape), lay, in_dt, **(shared or args(i))),
+            parallel=False,
         )
-    if shared is not None:
+    if not per:
         seen: dict[tuple[int, ...], Any] = {}
 
         def one(i: int) -> Any:
             shp = tuple(samples[i].shape)
             p = seen.get(shp)
             if p is None:
-                p = seen[shp] = cached_plan(plan, shp, lay, in_dt, shared)
+                p = seen[shp] = cached_plan(name, plan, shp, lay, in_dt, vals)
             return p
 
     else:
