@@ -140,16 +140,22 @@ def plan_args(op: str, vals: Vals) -> Vals:
     out = {k: v for k, v in vals.items() if v is not None and k not in ("mask", "output_dtype")}
     alias = vals.get("output_dtype")
     if alias is not None:
-        if "dtype" in out:
-            raise InvalidArgumentError(
-                f"{op}: `dtype` and its deprecated alias `output_dtype` are both given (got "
-                f"{out['dtype']} and {alias}). Pass only `dtype`."
-            )
+        check_dtype_alias(op, vals)
         out["dtype"] = alias
     dt = out.get("dtype")
     if isinstance(dt, _dt.DType):
         out["dtype"] = dt.numpy
     return out
+
+
+def check_dtype_alias(op: str, vals: Vals) -> None:
+    """Refuse ``dtype`` together with its deprecated alias ``output_dtype``."""
+    alias = vals.get("output_dtype")
+    if alias is not None and vals.get("dtype") is not None:
+        raise InvalidArgumentError(
+            f"{op}: `dtype` and its deprecated alias `output_dtype` are both given (got "
+            f"{vals['dtype']} and {alias}). Pass only `dtype`."
+        )
 
 
 def cached_plan(op: str, plan: Callable[..., Any], shape: tuple[int, ...], layout: Any,
@@ -199,6 +205,7 @@ def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals
     in_dt = _in_dtype(x)
     plan = spec.plan
     name = kc.name
+    check_dtype_alias(name, vals)  # once per call, before any sample
     per = has_per_sample(vals)
 
     def args(i: int) -> Vals:
