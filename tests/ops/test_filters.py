@@ -177,6 +177,7 @@ LAPLACIAN_CASES = [
     {"scale": [0.5, 2.0]},
     {"normalized_kernel": True},
     {"window_size": 9, "normalized_kernel": True},
+    {"window_size": [5, 3], "smoothing_size": 1, "normalized_kernel": True},
     {"window_size": 23},
 ]
 

@@ -155,9 +155,9 @@ def laplacian(
     input: Any,
     /,
     *,
-    window_size: int | Sequence[int] | Batch | None = None,
-    smoothing_size: int | Sequence[int] | Batch | None = None,
-    scale: float | Sequence[float] | Batch | None = None,
+    window_size: int | Sequence[int] | TensorOrBatch | None = None,
+    smoothing_size: int | Sequence[int] | TensorOrBatch | None = None,
+    scale: float | Sequence[float] | TensorOrBatch | None = None,
     normalized_kernel: bool | None = None,
     dtype: Any = None,
     device: Any = None,
@@ -202,6 +202,10 @@ def laplacian(
     InvalidArgumentError
         For an even or out-of-range window, a wrong number of per-axis values, ``scale`` with
         ``normalized_kernel=True`` or an unsupported ``dtype``.
+    InvalidTypeError
+        For bool or float64 input (as the reference).
+    ShapeError
+        When channels are neither first nor last, or the layout has no spatial axis.
 
     Examples
     --------
