@@ -332,6 +332,36 @@ ROWS: tuple[Row, ...] = (
         bad=({"window_size": per_sample(3, 4, 5, dtype=np.int32)}, InvalidArgumentError),
     ),
     Row(
+        "laplacian",
+        ndd.laplacian,
+        (
+            Case(
+                (FILTER,),
+                {
+                    "window_size": _ps([3, 3], [5, 3], [7, 7]),
+                    "scale": _ps([0.5, 0.5], [1.0, 1.0], [0.25, 0.1]),
+                },
+                "HWC",
+                out_dtype=ndd.uint8,
+            ),
+            Case(
+                (FILTER,),
+                {
+                    "window_size": 5,
+                    "smoothing_size": 1,
+                    "normalized_kernel": True,
+                    "dtype": ndd.float32,
+                },
+                "HWC",
+                gpu_atol=1e-4,
+                out_dtype=ndd.float32,
+            ),
+            Case((VOLUMES,), {"smoothing_size": [1, 3, 5]}, "DHWC", gpu_atol=1e-4, id="volumes"),
+        ),
+        empty=True,
+        bad=({"window_size": 4}, InvalidArgumentError),
+    ),
+    Row(
         "grid_mask",
         ndd.grid_mask,
         (

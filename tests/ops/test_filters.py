@@ -1,4 +1,4 @@
-"""Blur, grid mask, displacement, jitter and noise operators through the public API."""
+"""Blur, Laplacian, grid mask, displacement, jitter and noise operators through the public API."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 from tests._helpers.contract import host
-from tests._helpers.dali_oracle import dali_run, max_diff
+from tests._helpers.dali_oracle import dali_ndd, dali_run, max_diff
 
 import headrace as ndd
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
@@ -167,6 +167,72 @@ def test_per_sample_arguments_match_dali():
     assert max_diff(out, ref) <= 1
 
 
+LAPLACIAN_CASES = [
+    {},
+    {"window_size": 5},
+    {"window_size": [3, 9]},
+    {"window_size": 7, "smoothing_size": 1},
+    {"window_size": 5, "smoothing_size": [3, 7]},
+    {"scale": 0.37},
+    {"scale": [0.5, 2.0]},
+    {"normalized_kernel": True},
+    {"window_size": 9, "normalized_kernel": True},
+    {"window_size": [5, 3], "smoothing_size": 1, "normalized_kernel": True},
+    {"window_size": 23},
+]
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("float_out", [False, True], ids=["uint8", "float32"])
+@pytest.mark.parametrize("args", LAPLACIAN_CASES, ids=str)
+def test_laplacian_matches_dali(args, float_out):
+    # the float32 results differ from DALI's by float32 summation order only
+    small = [RNG.integers(0, 256, (3, 4, 3), dtype=np.uint8)]  # windows wider than the image
+    ref_dt, dt = ({"dtype": dali_ndd().float32}, {"dtype": ndd.float32}) if float_out else ({}, {})
+    ref = dali_run("laplacian", RAGGED + small, layout="HWC", **args, **ref_dt)
+    out = host(F.laplacian(ndd.batch(RAGGED + small, layout="HWC"), **args, **dt))
+    assert all(o.dtype == (np.float32 if float_out else np.uint8) for o in out)
+    peak = max(float(np.abs(r).max()) for r in ref)
+    assert max_diff(out, ref) <= (1e-6 * peak if float_out else 0)
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize(
+    ("layout", "samples", "args"),
+    [
+        ("CHW", [r.transpose(2, 0, 1).copy() for r in RAGGED], {"window_size": [3, 5]}),
+        (None, [r[..., 0].copy() for r in RAGGED], {"smoothing_size": 3, "window_size": 5}),
+        ("HW", [r[..., 0].astype(np.int16) * 3 - 300 for r in RAGGED], {"scale": 0.3}),
+        ("DHWC", [RNG.random((5, 6, 7, 2), np.float32)], {"window_size": [3, 5, 7]}),
+        ("FHWC", [RNG.random((2, 6, 7, 2), np.float32)], {"smoothing_size": [1, 5]}),
+    ],
+    ids=["CHW", "no-layout", "int16", "DHWC", "FHWC"],
+)
+def test_laplacian_layouts_and_types_match_dali(layout, samples, args):
+    ref = dali_run("laplacian", samples, layout=layout, **args)
+    out = host(F.laplacian(ndd.batch(samples, layout=layout), **args))
+    peak = max(float(np.abs(r).max()) for r in ref)
+    assert max_diff(out, ref) <= 1e-6 * peak
+
+
+@pytest.mark.dali
+def test_laplacian_per_sample_arguments_match_dali():
+    sizes, scales = [3, 5, 7], [[0.5, 2.0], [1.0, 1.0], [0.25, 0.1]]
+    ref = dali_run(
+        "laplacian",
+        RAGGED,
+        layout="HWC",
+        window_size=sizes,
+        scale=scales,
+        per_sample=("window_size", "scale"),
+    )
+    b = ndd.batch(RAGGED, layout="HWC")
+    out = host(
+        F.laplacian(b, window_size=per_sample(*sizes, dtype=np.int32), scale=per_sample(*scales))
+    )
+    assert max_diff(out, ref) == 0
+
+
 @pytest.mark.dali
 def test_noise_distributions_match_dali():
     dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
@@ -208,3 +274,19 @@ def test_errors_name_op_argument_and_sample():
         N.gaussian(b, stddev=per_sample(1, -1, 1)).evaluate()
     with pytest.raises(ValueError, match="rng"):
         N.shot(b, rng=42)
+    with pytest.raises(
+        InvalidArgumentError, match=r"laplacian: sample 1: `window_size` must be odd"
+    ):
+        F.laplacian(b, window_size=per_sample(3, 4, 5, dtype=np.int32)).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"`smoothing_size` must be odd and between 1"):
+        F.laplacian(b, smoothing_size=33).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"laplacian: .*`scale` needs 1 or 2 values"):
+        F.laplacian(b, scale=[1.0, 2.0, 3.0]).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"`scale` cannot be given together"):
+        F.laplacian(b, scale=2.0, normalized_kernel=True).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"laplacian: .*`dtype` must be the input"):
+        F.laplacian(b, dtype=ndd.int16).evaluate()
+    with pytest.raises(InvalidTypeError, match=r"laplacian: .*float64 input"):
+        F.laplacian(ndd.tensor(np.zeros((4, 4)), layout="HW")).evaluate()
+    with pytest.raises(ShapeError, match=r"laplacian: sample 0: channels must come first or last"):
+        F.laplacian(ndd.tensor(np.zeros((4, 3, 4), np.uint8), layout="HCW")).evaluate()

@@ -11,6 +11,10 @@ DALI 2.4 rules reproduced here:
   * 0.3 + 0.8`` with ``radius = (window_size - 1) / 2`` when only the window is given; one value
   or one per spatial axis (outermost first); borders mirror without repeating the edge
   (reflect-101). Output keeps the input type unless ``dtype`` (float) is given.
+* ``laplacian``: the sum of one separable convolution per spatial axis (a second-derivative
+  window along it, binomial smoothing along the others); windows odd, derivative 3..31,
+  smoothing 1..31 (DALI checks 31, its documentation says 23); one value or one per axis;
+  reflect-101 borders; output type: the input's or float32.
 * ``noise.salt_and_pepper``: salt/pepper default to the type's max/min (1/-1 for floats); a given
   value is converted with C-style truncation and wrap-around, as DALI does.
 * ``grid_mask``: ``angle`` in radians; a pixel is kept when either rotated, shifted coordinate
@@ -69,35 +73,36 @@ def gaussian_window(sigma: float, window_size: int) -> np.ndarray:
     return (w / w.sum()).astype(np.float32)
 
 
-def _per_axis(name: str, value: Any, n: int) -> list[float]:
+def _per_axis(name: str, value: Any, n: int, op: str = "gaussian_blur") -> list[float]:
     arr = np.asarray(value, dtype=np.float64).ravel()
     if arr.size == 1:
         return [float(arr[0])] * n
     if arr.size != n:
         raise InvalidArgumentError(
-            f"gaussian_blur: `{name}` needs 1 or {n} values, one per spatial axis (got "
+            f"{op}: `{name}` needs 1 or {n} values, one per spatial axis (got "
             f"{arr.tolist()}). Give one value per axis, outermost first."
         )
     return arr.tolist()
 
 
-def _blur_axes(shape: Sequence[int], layout: str | None) -> tuple[int, ...]:
+def _blur_axes(
+    shape: Sequence[int], layout: str | None, op: str = "gaussian_blur"
+) -> tuple[int, ...]:
     if not layout:
         return tuple(range(len(shape)))
     if len(layout) != len(shape):
         raise ShapeError(
-            f"gaussian_blur: the layout does not match the sample (got {layout!r} for shape "
+            f"{op}: the layout does not match the sample (got {layout!r} for shape "
             f"{tuple(shape)}). Pass a layout naming every axis."
         )
     if "C" in layout and layout.index("C") not in (0, len(layout) - 1):
         raise ShapeError(
-            f"gaussian_blur: channels must come first or last (got layout {layout!r}). "
-            "Transpose the data."
+            f"{op}: channels must come first or last (got layout {layout!r}). Transpose the data."
         )
     axes = spatial_axes(layout)
     if not axes:
         raise ShapeError(
-            f"gaussian_blur: the layout has no spatial axes D/H/W (got {layout!r}). "
+            f"{op}: the layout has no spatial axes D/H/W (got {layout!r}). "
             "Pass data with a layout such as HWC."
         )
     return axes
@@ -126,6 +131,120 @@ def gaussian_blur_params(
     windows = tuple(gaussian_window(s, int(w)) for s, w in zip(sig, win))
     out_dt = to_numpy_dtype(dtype) or np.dtype(in_dtype)
     return KernelPlan(tuple(shape), out_dt, {"windows": windows, "axes": axes, "dtype": out_dt})
+
+
+# ------------------------------------------------------------------------------ laplacian
+
+#: Largest derivative/smoothing window ``laplacian`` accepts: DALI 2.4 checks 31 (its
+#: documentation says 23).
+LAPLACIAN_MAX_WINDOW = 31
+#: Input types DALI's ``laplacian`` rejects.
+_LAPLACIAN_BAD_INPUTS = {np.dtype(np.bool_), np.dtype(np.float64)}
+
+
+def smoothing_window(size: int) -> np.ndarray:
+    """Binomial smoothing window of ``size`` taps (row ``size - 1`` of Pascal's triangle).
+
+    Examples
+    --------
+    >>> smoothing_window(5).tolist()
+    [1.0, 4.0, 6.0, 4.0, 1.0]
+    """
+    w = np.ones(1)
+    for _ in range(size - 1):
+        w = np.convolve(w, (1.0, 1.0))
+    return w
+
+
+def derivative_window(size: int) -> np.ndarray:
+    """Second-derivative window of ``size`` taps: ``[1, -2, 1]`` smoothed binomially.
+
+    Examples
+    --------
+    >>> derivative_window(3).tolist(), derivative_window(5).tolist()
+    ([1.0, -2.0, 1.0], [1.0, 0.0, -2.0, 0.0, 1.0])
+    """
+    return np.convolve(smoothing_window(size - 2), (1.0, -2.0, 1.0))
+
+
+def _window_sizes(name: str, value: Any, n: int, lo: int) -> list[int]:
+    sizes = [int(v) for v in _per_axis(name, value, n, op="laplacian")]
+    for v in sizes:
+        if v % 2 == 0 or not lo <= v <= LAPLACIAN_MAX_WINDOW:
+            raise InvalidArgumentError(
+                f"laplacian: `{name}` must be odd and between {lo} and {LAPLACIAN_MAX_WINDOW} "
+                f"(got {v}). Pass an odd window size."
+            )
+    return sizes
+
+
+def laplacian_params(
+    shape: Sequence[int],
+    layout: str | None,
+    in_dtype: Any,
+    *,
+    window_size: Any = 3,
+    smoothing_size: Any = None,
+    scale: Any = None,
+    normalized_kernel: bool = False,
+    dtype: Any = None,
+) -> KernelPlan:
+    """Plan ``laplacian``: per partial derivative, one 1-D window per spatial axis.
+
+    The partial derivative along spatial axis ``i`` convolves that axis with a derivative
+    window of ``window_size[i]`` taps and every other axis ``j`` with a binomial smoothing
+    window of ``smoothing_size[j]`` taps (default: ``window_size[i]``); its result is
+    multiplied by ``scale[i]``, or by ``2 ** (n + 2 - s)`` with ``normalized_kernel`` (``s``:
+    the sum of its window sizes, ``n``: the number of spatial axes). The windows have integer
+    taps, so the convolutions are exact for small integer inputs and only the scaling rounds,
+    as in the reference. The output keeps the input type unless ``dtype`` is float32.
+
+    Examples
+    --------
+    >>> p = laplacian_params((10, 12, 3), "HWC", "uint8", window_size=[3, 5])
+    >>> [[w.tolist() for w in ws] for ws in p.kwargs["partials"]]
+    [[[1.0, -2.0, 1.0], [1.0, 2.0, 1.0]], [[1.0, 4.0, 6.0, 4.0, 1.0], [1.0, 0.0, -2.0, 0.0, 1.0]]]
+    >>> p.kwargs["scales"], p.kwargs["axes"], p.dtype
+    ((1.0, 1.0), (0, 1), dtype('uint8'))
+    """
+    op = "laplacian"
+    axes = _blur_axes(shape, layout, op)
+    if not layout and not 1 <= len(shape) <= 3:
+        raise ShapeError(
+            f"{op}: data without a layout must have 1 to 3 dimensions (got shape "
+            f"{tuple(shape)}). Pass a layout such as 'HWC', 'FHWC' or 'DHWC'."
+        )
+    in_dt = np.dtype(in_dtype)
+    if in_dt in _LAPLACIAN_BAD_INPUTS:
+        raise InvalidTypeError(
+            f"{op}: {in_dt} input is not supported (like the reference). Cast to float32 first."
+        )
+    out_dt = to_numpy_dtype(dtype) or in_dt
+    if out_dt not in (in_dt, np.dtype(np.float32)):
+        raise InvalidArgumentError(
+            f"{op}: `dtype` must be the input type or float (got {out_dt}). "
+            "Cast the result for other types."
+        )
+    if normalized_kernel and scale is not None:
+        raise InvalidArgumentError(
+            f"{op}: `scale` cannot be given together with `normalized_kernel=True`. "
+            "Pass one of them."
+        )
+    n = len(axes)
+    win = _window_sizes("window_size", window_size, n, 3)
+    smooth = (
+        None if smoothing_size is None else _window_sizes("smoothing_size", smoothing_size, n, 1)
+    )
+    factors = _per_axis("scale", 1.0 if scale is None else scale, n, op=op)
+    partials, scales = [], []
+    for i in range(n):
+        sizes = [win[i] if smooth is None or j == i else smooth[j] for j in range(n)]
+        scales.append(2.0 ** (n + 2 - sum(sizes)) if normalized_kernel else factors[i])
+        windows = [smoothing_window(s) for s in sizes]
+        windows[i] = derivative_window(win[i])
+        partials.append(tuple(w.astype(np.float32) for w in windows))
+    kw = {"partials": tuple(partials), "scales": tuple(scales), "axes": axes, "dtype": out_dt}
+    return KernelPlan(tuple(shape), out_dt, kw)
 
 
 def _seed(rng: np.random.Generator) -> int:

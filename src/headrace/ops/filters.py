@@ -1,4 +1,4 @@
-"""Filter and displacement operators: Gaussian blur, grid mask, water, sphere and jitter.
+"""Filter and displacement operators: Gaussian blur, Laplacian, grid mask, water, sphere, jitter.
 
 The noise operators live in :mod:`headrace.ops.noise` (``ndd.noise``).
 
@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from headrace import types as _types
@@ -58,6 +59,15 @@ GAUSSIAN_BLUR = _schema(
     Arg("sigma", to_floats, 0.0, per_sample=True, doc="Sigma, one or one per spatial axis."),
     Arg("window_size", to_ints, 0, per_sample=True, doc="Odd window, one or one per axis."),
     Arg("dtype", to_dtype, None, doc="Output type (default: the input's)."),
+)
+LAPLACIAN = _schema(
+    "laplacian",
+    Planned(P.laplacian_params),
+    Arg("window_size", to_ints, 3, per_sample=True, doc="Odd derivative window, one or per axis."),
+    Arg("smoothing_size", to_ints, None, per_sample=True, doc="Odd smoothing window(s)."),
+    Arg("scale", to_floats, None, per_sample=True, doc="Factor of each partial derivative."),
+    Arg("normalized_kernel", to_bool, False, doc="Scale each partial by 2^(n + 2 - s)."),
+    Arg("dtype", to_dtype, None, doc="Output type: the input's (default) or float32."),
 )
 GRID_MASK = _schema(
     "grid_mask",
@@ -139,6 +149,74 @@ def gaussian_blur(
     (5, 5)
     """
     return GAUSSIAN_BLUR.call((input,), **forward_args(locals(), "input"))
+
+
+def laplacian(
+    input: Any,
+    /,
+    *,
+    window_size: int | Sequence[int] | TensorOrBatch | None = None,
+    smoothing_size: int | Sequence[int] | TensorOrBatch | None = None,
+    scale: float | Sequence[float] | TensorOrBatch | None = None,
+    normalized_kernel: bool | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Laplacian: the sum of the second partial derivatives along the spatial axes.
+
+    Each partial derivative is a separable convolution: a second-derivative window along its
+    axis and binomial smoothing windows along the other spatial axes (borders mirror,
+    reflect-101). Computed in float32.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        Images, volumes or sequences of them; the layout's ``D``/``H``/``W`` axes are the
+        spatial axes (channels first or last; ``F`` is not spatial). Without a layout every
+        axis is spatial (at most 3). Any integer type, float16 or float32.
+    window_size : int, list or Batch, optional
+        Derivative window size, odd, 3..31: one value or one per spatial axis (outermost
+        first); may vary per sample (default 3).
+    smoothing_size : int, list or Batch, optional
+        Smoothing window size applied along axis ``j`` in the other axes' partial derivatives,
+        odd, 1..31 (1: no smoothing); one value or one per axis. Default: the derivative
+        window size of the partial derivative.
+    scale : float, list or Batch, optional
+        Factor of each partial derivative, one value or one per axis (default 1).
+    normalized_kernel : bool, optional
+        Scale each partial derivative by ``2 ** (n + 2 - s)`` (``s``: the sum of its window
+        sizes, ``n``: the number of spatial axes); excludes ``scale``. Default False.
+    dtype : DType, optional
+        Output type: the input's (default, rounded and saturated) or ``float32``.
+    device, batch_size
+        As for every operator.
+
+    Returns
+    -------
+    Tensor or Batch
+        Same shape and layout as the input.
+
+    Raises
+    ------
+    InvalidArgumentError
+        For an even or out-of-range window, a wrong number of per-axis values, ``scale`` with
+        ``normalized_kernel=True`` or an unsupported ``dtype``.
+    InvalidTypeError
+        For bool or float64 input (as the reference).
+    ShapeError
+        When channels are neither first nor last, or the layout has no spatial axis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> x = np.zeros((5, 5), np.float32); x[2, 2] = 1
+    >>> y = ndd.laplacian(ndd.tensor(x, layout="HW"), smoothing_size=1)
+    >>> np.asarray(y.cpu())[1:4, 1:4].tolist()
+    [[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]]
+    """
+    return LAPLACIAN.call((input,), **forward_args(locals(), "input"))
 
 
 def grid_mask(
@@ -334,4 +412,4 @@ def jitter(
     return JITTER.call((input,), **forward_args(locals(), "input"))
 
 
-__all__ = ["gaussian_blur", "grid_mask", "jitter", "sphere", "water"]
+__all__ = ["gaussian_blur", "grid_mask", "jitter", "laplacian", "sphere", "water"]

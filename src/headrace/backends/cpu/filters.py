@@ -1,8 +1,10 @@
-"""CPU blur, noise, mask and displacement kernels (numpy/OpenCV).
+"""CPU blur, Laplacian, noise, mask and displacement kernels (numpy/OpenCV).
 
 Plans and samplers come from :mod:`headrace.ops._filter_params`. Against DALI 2.4 (CPU):
 
 * ``gaussian_blur``: uint8 max abs diff 1 (rare rounding ties), float32 within 5e-5 on 0..255.
+* ``laplacian``: exact on uint8/int16 (integer taps, the scale applied after each partial
+  derivative, as DALI); float32 within 1e-6 of the largest magnitude (summation order).
 * ``grid_mask``: exact. ``water``/``sphere`` with NN: exact up to float ties; linear: max abs
   diff 1 on uint8 (OpenCV's 1/32-pixel positions).
 * noise ops and ``jitter``: same distributions as DALI, not the same draws; the noise is a
@@ -40,7 +42,7 @@ from headrace.backends.cpu.color import to_dtype
 
 _F32 = np.float32
 
-# ---------------------------------------------------------------------------- gaussian blur
+# ------------------------------------------------------------------------ gaussian blur, laplacian
 
 
 def _conv_axis(v: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
@@ -72,24 +74,10 @@ def _cv2_hw_ok(shape: Sequence[int], axes: tuple[int, ...], layout: str | None, 
 _CV_FILTER_INPUTS = {np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32)}
 
 
-def gaussian_blur(
-    x: np.ndarray,
-    layout: str | None,
-    *,
-    windows: Sequence[np.ndarray],
-    axes: tuple[int, ...],
-    dtype: np.dtype,
+def _separable(
+    x: np.ndarray, layout: str | None, windows: Sequence[np.ndarray], axes: tuple[int, ...]
 ) -> np.ndarray:
-    """Separable Gaussian blur along ``axes`` with one 1-D window per axis.
-
-    Examples
-    --------
-    >>> x = np.zeros((1, 5), np.float32); x[0, 2] = 1
-    >>> w = np.array([0.25, 0.5, 0.25], np.float32)
-    >>> gaussian_blur(x, "HW", windows=[np.ones(1, np.float32), w], axes=(0, 1),
-    ...               dtype=np.dtype("float32"))[0].tolist()
-    [0.0, 0.25, 0.5, 0.25, 0.0]
-    """
+    """Float32 ``x`` correlated with one 1-D window per axis of ``axes`` (reflect-101)."""
     done = set()
     if x.size and _cv2_hw_ok(x.shape, axes, layout, windows):
         h_ax, w_ax = axes[-2], axes[-1]
@@ -111,6 +99,58 @@ def gaussian_blur(
     for ax, w in zip(axes, windows):
         if ax not in done and x.size:
             v = _conv_axis(v, w, ax)
+    return v
+
+
+def gaussian_blur(
+    x: np.ndarray,
+    layout: str | None,
+    *,
+    windows: Sequence[np.ndarray],
+    axes: tuple[int, ...],
+    dtype: np.dtype,
+) -> np.ndarray:
+    """Separable Gaussian blur along ``axes`` with one 1-D window per axis.
+
+    Examples
+    --------
+    >>> x = np.zeros((1, 5), np.float32); x[0, 2] = 1
+    >>> w = np.array([0.25, 0.5, 0.25], np.float32)
+    >>> gaussian_blur(x, "HW", windows=[np.ones(1, np.float32), w], axes=(0, 1),
+    ...               dtype=np.dtype("float32"))[0].tolist()
+    [0.0, 0.25, 0.5, 0.25, 0.0]
+    """
+    return to_dtype(_separable(x, layout, windows, axes), dtype)
+
+
+def laplacian(
+    x: np.ndarray,
+    layout: str | None,
+    *,
+    partials: Sequence[Sequence[np.ndarray]],
+    scales: Sequence[float],
+    axes: tuple[int, ...],
+    dtype: np.dtype,
+) -> np.ndarray:
+    """``sum(scales[i] * partial_i)``; partial ``i`` is a separable convolution with the windows
+    ``partials[i]``, one per axis of ``axes`` (reflect-101 borders).
+
+    Examples
+    --------
+    >>> x = np.zeros((5, 5), np.float32); x[2, 2] = 1
+    >>> d, s = np.array([1, -2, 1], np.float32), np.ones(1, np.float32)
+    >>> laplacian(x, "HW", partials=[(d, s), (s, d)], scales=(1.0, 1.0),
+    ...           axes=(0, 1), dtype=np.dtype("float32"))[1:4, 1:4]
+    array([[ 0.,  1.,  0.],
+           [ 1., -4.,  1.],
+           [ 0.,  1.,  0.]], dtype=float32)
+    """
+    v = _separable(x, layout, partials[0], axes)
+    v *= _F32(scales[0])
+    for windows, s in zip(partials[1:], scales[1:]):
+        p = _separable(x, layout, windows, axes)
+        p *= _F32(s)
+        v += p
     return to_dtype(v, dtype)
 
 

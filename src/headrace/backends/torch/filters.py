@@ -1,11 +1,12 @@
-"""Torch blur, noise, mask and displacement kernels; same names and plans as the CPU ones.
+"""Torch blur, Laplacian, noise, mask and displacement kernels (names and plans as on the CPU).
 
 Noise fields, jitter offsets, grid masks and displacement points are computed on the host by
 the numpy helpers of :mod:`headrace.backends.common` (shared with the CPU kernels) from the
 plan and moved to the tensor's device once, so CPU and torch kernels produce the same values
 (exactly for integer outputs of noise/jitter/grid_mask; ``noise.gaussian`` on float data to
-float32 rounding). Blur and displacement sampling run on the device: ``gaussian_blur``
-agrees with the CPU kernel within 1 (uint8) / 1e-4 (float32); ``water``/``sphere`` with NN
+float32 rounding). Blur, Laplacian and displacement sampling run on the device:
+``gaussian_blur`` and ``laplacian`` agree with the CPU kernels within 1 (uint8) / 1e-4
+(float32, relative for ``laplacian``); ``water``/``sphere`` with NN
 exactly (same float32 points), with linear within 1 (uint8).
 
 Examples
@@ -59,11 +60,44 @@ def gaussian_blur(
     ...               dtype=np.dtype("float32"))[0].tolist()
     [0.0, 0.25, 0.5, 0.25, 0.0]
     """
-    v = x.to(torch.float32)
+    return to_dtype(_separable(x.to(torch.float32), windows, axes), dtype)
+
+
+def _separable(
+    v: torch.Tensor, windows: Sequence[np.ndarray], axes: tuple[int, ...]
+) -> torch.Tensor:
+    """Float32 ``v`` correlated with one 1-D window per axis of ``axes`` (reflect-101)."""
     if v.numel():
         for ax, w in zip(axes, windows):
             v = _conv_axis(v, w, ax)
-    return to_dtype(v, dtype)
+    return v
+
+
+def laplacian(
+    x: torch.Tensor,
+    layout: str | None,
+    *,
+    partials: Sequence[Sequence[np.ndarray]],
+    scales: Sequence[float],
+    axes: tuple[int, ...],
+    dtype: np.dtype,
+) -> torch.Tensor:
+    """``sum(scales[i] * partial_i)``; partial ``i`` is a separable convolution with the windows
+    ``partials[i]``, one per axis of ``axes`` (reflect-101 borders).
+
+    Examples
+    --------
+    >>> x = torch.zeros(5, 5); x[2, 2] = 1
+    >>> d, s = np.array([1, -2, 1], np.float32), np.ones(1, np.float32)
+    >>> laplacian(x, "HW", partials=[(d, s), (s, d)], scales=(1.0, 1.0), axes=(0, 1),
+    ...           dtype=np.dtype("float32"))[1:4, 1:4].tolist()
+    [[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]]
+    """
+    v = x.to(torch.float32)
+    out = _separable(v, partials[0], axes) * float(scales[0])
+    for windows, s in zip(partials[1:], scales[1:]):
+        out = out + _separable(v, windows, axes) * float(s)
+    return to_dtype(out, dtype)
 
 
 def _field(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
@@ -217,6 +251,7 @@ __all__ = [
     "gaussian_blur",
     "grid_mask",
     "jitter",
+    "laplacian",
     "noise_gaussian",
     "noise_salt_and_pepper",
     "noise_shot",
