@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.saturate import round_half_away
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import (
     as_float_list,
@@ -39,11 +40,6 @@ from headrace.ops._geometry_common import (
 from headrace.ops._resize_params import crop_resize_plan, resize_params
 
 OOB_POLICIES = ("error", "pad", "trim_to_shape")
-
-
-def _round(v: float) -> int:
-    """Round half away from zero (C's ``round``)."""
-    return int(math.copysign(math.floor(abs(v) + 0.5), v))
 
 
 def _fill_array(fill: Any) -> np.ndarray:
@@ -125,7 +121,7 @@ def crop_window(
             )
         e = int(c) if c > 0 else int(n)
         a = p * (n - e)
-        anchor.append(_round(a) if rounding == "round" else int(a))
+        anchor.append(round_half_away(a) if rounding == "round" else int(a))
         extent.append(e)
     return anchor, extent
 
@@ -357,8 +353,8 @@ def random_crop_window(
     for a_u, r_u, y_u, x_u in u:
         area = (area_lo + (area_hi - area_lo) * a_u) * h_in * w_in
         ratio = math.exp(log_lo + (log_hi - log_lo) * r_u)
-        w = _round(math.sqrt(area * ratio))
-        h = _round(math.sqrt(area / ratio))
+        w = round_half_away(math.sqrt(area * ratio))
+        h = round_half_away(math.sqrt(area / ratio))
         if 0 < w <= w_in and 0 < h <= h_in:
             y = min(int(y_u * (h_in - h + 1)), h_in - h)
             x = min(int(x_u * (w_in - w + 1)), w_in - w)
@@ -366,9 +362,9 @@ def random_crop_window(
     ratio_in = w_in / max(h_in, 1)
     h, w = h_in, w_in
     if ratio_in > ar_hi:
-        w = max(1, _round(h_in * ar_hi))
+        w = max(1, round_half_away(h_in * ar_hi))
     elif ratio_in < ar_lo:
-        h = max(1, _round(w_in / ar_lo))
+        h = max(1, round_half_away(w_in / ar_lo))
     return ((h_in - h) // 2, (w_in - w) // 2), (h, w)
 
 
@@ -670,7 +666,7 @@ def slice_params(
         hi = ext
     box_lo, box_ext = [0] * ndim, list(in_shape)
     for i, a in enumerate(ax):
-        a0, a1 = _round(lo[i]), _round(hi[i])
+        a0, a1 = round_half_away(lo[i]), round_half_away(hi[i])
         if a1 < a0:
             raise InvalidArgumentError(
                 f"{op}: the slice end is before its start on axis {a} (got {a0}..{a1}). "

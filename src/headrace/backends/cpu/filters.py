@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from headrace._core.saturate import saturate
 from headrace.backends.common import (
     gaussian_field,
     grid_keep_mask,
@@ -36,7 +37,6 @@ from headrace.backends.common import (
     sphere_points,
     water_points,
 )
-from headrace.backends.cpu.color import to_dtype
 
 _F32 = np.float32
 
@@ -111,7 +111,7 @@ def gaussian_blur(
     for ax, w in zip(axes, windows):
         if ax not in done and x.size:
             v = _conv_axis(v, w, ax)
-    return to_dtype(v, dtype)
+    return saturate(v, dtype, overwrite=True)
 
 
 # ------------------------------------------------------------------------------- noise
@@ -130,7 +130,7 @@ def noise_gaussian(
     """
     v = gaussian_field(seed, x.shape, mean, stddev)
     v += x
-    return to_dtype(v, x.dtype)
+    return saturate(v, x.dtype, overwrite=True)
 
 
 def noise_salt_and_pepper(
@@ -168,7 +168,7 @@ def noise_shot(x: np.ndarray, layout: str | None, *, seed: int, factor: float) -
     >>> noise_shot(np.full(3, 7, np.uint8), None, seed=1, factor=0.0).tolist()
     [7, 7, 7]
     """
-    return to_dtype(shot_field(seed, x, factor), x.dtype)
+    return saturate(shot_field(seed, x, factor), x.dtype, overwrite=True)
 
 
 def jitter(x: np.ndarray, layout: str | None, *, seed: int, n_degree: int) -> np.ndarray:
@@ -223,7 +223,7 @@ def remap(
         iy = np.floor(py).astype(np.int64)
         ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
         out = x[np.where(ok, iy, 0), np.where(ok, ix, 0)]
-        fill = to_dtype(np.array(fill_value, _F32), x.dtype)
+        fill = saturate(np.array(fill_value, _F32), x.dtype, overwrite=True)
         out[~ok] = fill
         return out
     mx = np.ascontiguousarray(px - _F32(0.5), dtype=_F32)
