@@ -62,17 +62,6 @@ def overlap(
     return tuple(src), tuple(dst), inside
 
 
-def spatial_axes(layout: str) -> tuple[int, ...]:
-    """Indices of the spatial axes (``D``, ``H``, ``W``) of ``layout``, outermost first.
-
-    Examples
-    --------
-    >>> spatial_axes("HWC"), spatial_axes("FDHWC"), spatial_axes("CHW")
-    ((0, 1), (1, 2, 3), (1, 2))
-    """
-    return tuple(i for i, ch in enumerate(layout) if ch in "DHW")
-
-
 class Filter(Protocol):
     """The resampling filter of one axis, as resize plans give it.
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
 from headrace._core.saturate import saturate
 from headrace.ops._geometry_common import KernelPlan
@@ -119,11 +120,7 @@ def half_range(dtype: np.dtype) -> float:
 
 
 def _check_channels_last(op: str, shape: Sequence[int], layout: str | None, n: int) -> None:
-    if layout and len(layout) != len(shape):
-        raise ShapeError(
-            f"{op}: the layout does not match the sample (got layout {layout!r} for shape "
-            f"{tuple(shape)}). Pass a layout naming every axis, such as 'HWC'."
-        )
+    _layout.check_rank(op, shape, layout)
     if layout and layout[-1] != "C":
         raise ShapeError(
             f"{op}: expects channel-last data such as HWC, FHWC or DHWC (got layout {layout!r}). "

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
-from headrace.ops._geometry_common import spatial_axes
 from headrace.types import DALIInterpType, interp_type
 
 WATER_FREQ = 2 * math.pi / 128  # DALI's default freq_x/freq_y (0.049087)
@@ -84,23 +84,13 @@ def _per_axis(name: str, value: Any, n: int) -> list[float]:
 def _blur_axes(shape: Sequence[int], layout: str | None) -> tuple[int, ...]:
     if not layout:
         return tuple(range(len(shape)))
-    if len(layout) != len(shape):
-        raise ShapeError(
-            f"gaussian_blur: the layout does not match the sample (got {layout!r} for shape "
-            f"{tuple(shape)}). Pass a layout naming every axis."
-        )
+    _layout.require("gaussian_blur", shape, layout)
     if "C" in layout and layout.index("C") not in (0, len(layout) - 1):
         raise ShapeError(
             f"gaussian_blur: channels must come first or last (got layout {layout!r}). "
             "Transpose the data."
         )
-    axes = spatial_axes(layout)
-    if not axes:
-        raise ShapeError(
-            f"gaussian_blur: the layout has no spatial axes D/H/W (got {layout!r}). "
-            "Pass data with a layout such as HWC."
-        )
-    return axes
+    return _layout.spatial_axes(layout)
 
 
 def gaussian_blur_params(
@@ -240,11 +230,8 @@ def noise_shot_sampler(
 
 
 def _check_hwc(op: str, shape: Sequence[int], layout: str | None) -> None:
-    if len(shape) != 3 or (layout and layout != "HWC"):
-        raise ShapeError(
-            f"{op}: expects one HWC image (got shape {tuple(shape)}, layout {layout!r}). "
-            "Pass channel-last images; use per-frame calls for sequences."
-        )
+    hint = "Pass channel-last images; use per-frame calls for sequences."
+    _layout.require_one_of(op, shape, layout or "HWC", ("HWC",), hint, "one image")
 
 
 def jitter_sampler(

@@ -28,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.layout import spatial_axes
 from headrace._core.saturate import round_half_away
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import (
     as_float_list,
     check_choice,
-    check_layout,
-    spatial_axes,
 )
 from headrace.ops._resize_params import crop_resize_plan, resize_params
 
@@ -154,7 +154,7 @@ def _spatial_window(
     policy: str,
 ) -> tuple[list[int], list[int]]:
     """Full-rank anchor/extent of a spatial crop (non-spatial axes untouched)."""
-    check_layout(op, shape, layout)
+    _layout.require(op, shape, layout)
     sp = spatial_axes(layout)
     extents = _crop_extents(op, len(sp), crop, crop_h, crop_w, crop_d)
     names = [layout[a] for a in sp]
@@ -283,7 +283,7 @@ def crop_mirror_normalize_params(
             (crop_pos_x, crop_pos_y, crop_pos_z), rounding, out_of_bounds_policy,
         )  # fmt: skip
     else:
-        check_layout(op, shape, layout)
+        _layout.require(op, shape, layout)
         anchor, extent = [0] * len(shape), list(shape)
     c_axis = layout.find("C")
     channels = shape[c_axis] if c_axis >= 0 else 1
@@ -368,23 +368,6 @@ def random_crop_window(
     return ((h_in - h) // 2, (w_in - w) // 2), (h, w)
 
 
-def _hw_axes(op: str, shape: Sequence[int], layout: str | None) -> tuple[int, int]:
-    """Indices of H and W; the layout must name every axis and have no other spatial axis."""
-    if (
-        layout is None
-        or len(layout) != len(shape)
-        or "H" not in layout
-        or "W" not in layout
-        or "D" in layout
-    ):
-        raise ShapeError(
-            f"{op}: the input needs a layout with exactly the spatial axes H and W, naming "
-            f"every axis (got layout {layout!r} for shape {tuple(shape)}). Pass a layout such "
-            "as 'HWC'."
-        )
-    return layout.index("H"), layout.index("W")
-
-
 def random_resized_crop_sampler(
     generator: np.random.Generator,
     shape: Sequence[int],
@@ -418,7 +401,7 @@ def random_resized_crop_sampler(
     >>> p.shape
     (32, 32, 3)
     """
-    h, w = _hw_axes("random_resized_crop", shape, layout)
+    h, w = _layout.hw_axes("random_resized_crop", shape, layout)
     window = random_crop_window(
         generator, (shape[h], shape[w]), random_area, random_aspect_ratio, num_attempts
     )
@@ -450,7 +433,7 @@ def random_resized_crop_params(
     ...                            size=(32, 32), antialias=True).shape
     (32, 32, 3)
     """
-    check_layout("random_resized_crop", shape, layout, min_spatial=2)
+    _layout.require("random_resized_crop", shape, layout, min_spatial=2)
     out = as_float_list("random_resized_crop", "size", size, 2)
     if any(v <= 0 for v in out):
         raise InvalidArgumentError(
@@ -538,7 +521,7 @@ def flip_params(
     >>> flip_params((2, 3, 3), "HWC", None, horizontal=1, vertical=1, depthwise=0).kwargs["axes"]
     (1, 0)
     """
-    check_layout("flip", shape, layout, min_spatial=0)
+    _layout.require("flip", shape, layout, min_spatial=0)
     axes = tuple(
         layout.index(ch)
         for ch, on in (("W", horizontal), ("H", vertical), ("D", depthwise))
@@ -749,7 +732,7 @@ def paste_params(
     (5, 0, 0)
     """
     op = "paste"
-    check_layout(op, shape, layout, min_spatial=2)
+    _layout.require(op, shape, layout, min_spatial=2)
     c_axis = layout.find("C")
     if n_channels is not None and c_axis >= 0 and shape[c_axis] != n_channels:
         raise InvalidArgumentError(

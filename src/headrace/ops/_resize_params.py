@@ -34,14 +34,14 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.layout import spatial_axes
 from headrace._core.saturate import round_half_away
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import (
     as_float_list,
     check_choice,
-    check_layout,
-    spatial_axes,
 )
 from headrace.types import DALIInterpType
 from headrace.types import interp_type as _to_interp
@@ -264,7 +264,7 @@ def resize_window(
 
 
 def _spatial_info(op: str, shape: Sequence[int], layout: str) -> tuple[int, ...]:
-    check_layout(op, shape, layout)
+    _layout.require(op, shape, layout)
     axes = spatial_axes(layout)
     if axes != tuple(range(axes[0], axes[0] + len(axes))):
         raise ShapeError(

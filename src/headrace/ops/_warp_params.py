@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core import layout as _layout
+from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
 from headrace.types import DALIInterpType, interp_type
@@ -69,13 +70,8 @@ def rotated_canvas_size(h: int, w: int, angle: float) -> tuple[int, int]:
 def _spatial(op: str, shape: Sequence[int], layout: str | None) -> tuple[int, int]:
     if layout is None:
         layout = "HWC" if len(shape) == 3 else "HW" if len(shape) == 2 else ""
-    if layout not in _LAYOUTS or len(layout) != len(shape):
-        raise ShapeError(
-            f"{op}: expects 2-D images laid out as HWC, FHWC, HW or FHW (got layout {layout!r} "
-            f"for shape {tuple(shape)}). Volumes (DHWC) are not supported yet; transpose CHW "
-            "data to HWC first."
-        )
-    i = layout.index("H")
+    hint = "Volumes (DHWC) are not supported yet; transpose CHW data to HWC first."
+    i = _layout.require_one_of(op, shape, layout, _LAYOUTS, hint, "2-D images").index("H")
     return int(shape[i]), int(shape[i + 1])
 
 

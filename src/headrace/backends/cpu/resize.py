@@ -43,8 +43,9 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from headrace._core.layout import spatial_axes
 from headrace._core.saturate import saturate
-from headrace.backends.common import Filter, axis_weights, nn_indices, spatial_axes
+from headrace.backends.common import Filter, axis_weights, nn_indices
 
 _PIL_FILTERS = {
     "triangular": (Image.Resampling.BILINEAR, 2.0),

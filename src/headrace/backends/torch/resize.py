@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 from headrace._core import dtype as _dt
-from headrace.backends.common import Filter, axis_matrix, nn_indices, spatial_axes
+from headrace._core.layout import spatial_axes
+from headrace.backends.common import Filter, axis_matrix, nn_indices
 from headrace.backends.torch.cast import saturate
 
 
