@@ -349,21 +349,9 @@ def _register_torch() -> None:
 
 
 def _torch_pairs(torch: Any) -> list[tuple[Any, DType]]:
-    return [
-        (torch.int8, int8),
-        (torch.int16, int16),
-        (torch.int32, int32),
-        (torch.int64, int64),
-        (torch.uint8, uint8),
-        (torch.uint16, uint16),
-        (torch.uint32, uint32),
-        (torch.uint64, uint64),
-        (torch.float16, float16),
-        (torch.float32, float32),
-        (torch.float64, float64),
-        (torch.bfloat16, bfloat16),
-        (torch.bool, bool_),
-    ]
+    types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64)
+    pairs = [(getattr(torch, t.numpy.name), t) for t in types]
+    return [*pairs, (torch.bfloat16, bfloat16), (torch.bool, bool_)]
 
 
 def to_torch_dtype(t: Any) -> Any:

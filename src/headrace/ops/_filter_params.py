@@ -34,7 +34,8 @@ from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
-from headrace.types import DALIInterpType, interp_type
+from headrace.ops._geometry_common import as_float_list, nn_or_linear
+from headrace.types import DALIInterpType
 
 WATER_FREQ = 2 * math.pi / 128  # DALI's default freq_x/freq_y (0.049087)
 
@@ -69,18 +70,6 @@ def gaussian_window(sigma: float, window_size: int) -> np.ndarray:
     return (w / w.sum()).astype(np.float32)
 
 
-def _per_axis(name: str, value: Any, n: int) -> list[float]:
-    arr = np.asarray(value, dtype=np.float64).ravel()
-    if arr.size == 1:
-        return [float(arr[0])] * n
-    if arr.size != n:
-        raise InvalidArgumentError(
-            f"gaussian_blur: `{name}` needs 1 or {n} values, one per spatial axis (got "
-            f"{arr.tolist()}). Give one value per axis, outermost first."
-        )
-    return arr.tolist()
-
-
 def _blur_axes(shape: Sequence[int], layout: str | None) -> tuple[int, ...]:
     if not layout:
         return tuple(range(len(shape)))
@@ -111,8 +100,8 @@ def gaussian_blur_params(
     ((0, 1), [7, 13])
     """
     axes = _blur_axes(shape, layout)
-    sig = _per_axis("sigma", sigma, len(axes))
-    win = _per_axis("window_size", window_size, len(axes))
+    sig = as_float_list("gaussian_blur", "sigma", sigma, len(axes))
+    win = as_float_list("gaussian_blur", "window_size", window_size, len(axes))
     windows = tuple(gaussian_window(s, int(w)) for s, w in zip(sig, win))
     out_dt = to_numpy_dtype(dtype) or np.dtype(in_dtype)
     return KernelPlan(tuple(shape), out_dt, {"windows": windows, "axes": axes, "dtype": out_dt})
@@ -305,19 +294,7 @@ def _displacement_common(op: str, shape, layout, in_dtype, fill_value, interp) -
             f"{op}: only uint8 and float32 images are supported (got {np.dtype(in_dtype)}). "
             "Cast the data first."
         )
-    try:
-        kind = interp_type(interp)
-    except ValueError as e:
-        raise InvalidArgumentError(f"{op}: {e}") from None
-    if kind not in (DALIInterpType.INTERP_NN, DALIInterpType.INTERP_LINEAR):
-        raise InvalidArgumentError(
-            f"{op}: only nearest and linear interpolation are supported (got {kind.name}). "
-            "Use INTERP_NN or INTERP_LINEAR."
-        )
-    return {
-        "fill_value": float(fill_value),
-        "interp": "nn" if kind == DALIInterpType.INTERP_NN else "linear",
-    }
+    return {"fill_value": float(fill_value), "interp": nn_or_linear(op, interp)}
 
 
 def water_params(

@@ -18,6 +18,7 @@ import numpy as np
 
 from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.planned import KernelPlan as KernelPlan
+from headrace.types import DALIInterpType, interp_type
 
 
 def as_float_list(op: str, name: str, value: Any, n: int) -> list[float]:
@@ -53,3 +54,23 @@ def check_choice(op: str, name: str, value: str, choices: Sequence[str]) -> str:
             "Pick one of the listed values."
         )
     return value
+
+
+def nn_or_linear(op: str, value: Any) -> str:
+    """``"nn"`` or ``"linear"`` for an interpolation type, the only two that warps support.
+
+    Examples
+    --------
+    >>> nn_or_linear("rotate", DALIInterpType.INTERP_NN)
+    'nn'
+    """
+    try:
+        kind = interp_type(value)
+    except ValueError as e:
+        raise InvalidArgumentError(f"{op}: {e}") from None
+    if kind not in (DALIInterpType.INTERP_NN, DALIInterpType.INTERP_LINEAR):
+        raise InvalidArgumentError(
+            f"{op}: only nearest and linear interpolation are supported (got {kind.name}). "
+            "Use INTERP_NN or INTERP_LINEAR."
+        )
+    return "nn" if kind == DALIInterpType.INTERP_NN else "linear"

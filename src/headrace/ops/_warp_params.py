@@ -37,7 +37,8 @@ from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
-from headrace.types import DALIInterpType, interp_type
+from headrace.ops._geometry_common import nn_or_linear
+from headrace.types import DALIInterpType
 
 _F32 = np.float32
 _LAYOUTS = ("HWC", "FHWC", "HW", "FHW")
@@ -96,26 +97,13 @@ def _size_arg(op: str, size: Any) -> tuple[int, int] | None:
     return int(vals[0]), int(vals[1])
 
 
-def _interp(op: str, value: Any) -> str:
-    try:
-        kind = interp_type(value)
-    except ValueError as e:
-        raise InvalidArgumentError(f"{op}: {e}") from None
-    if kind not in (DALIInterpType.INTERP_NN, DALIInterpType.INTERP_LINEAR):
-        raise InvalidArgumentError(
-            f"{op}: only nearest and linear interpolation are supported (got {kind.name}). "
-            "Use INTERP_NN or INTERP_LINEAR."
-        )
-    return "nn" if kind == DALIInterpType.INTERP_NN else "linear"
-
-
 def _plan(op, shape, layout, in_dtype, matrix, hw, fill_value, interp, dtype) -> KernelPlan:
     out_dt = to_numpy_dtype(dtype) or np.dtype(in_dtype)
     kw = {
         "matrix": np.asarray(matrix, np.float64),
         "out_hw": hw,
         "fill_value": None if fill_value is None else float(fill_value),
-        "interp": _interp(op, interp),
+        "interp": nn_or_linear(op, interp),
         "dtype": out_dt,
     }
     return KernelPlan(_out_shape(shape, layout, hw), out_dt, kw)
