@@ -171,9 +171,11 @@ def denormalize(chw: Any) -> Any:
     """
     import numpy as np
 
+    from headrace._core.saturate import saturate
+
     a = np.asarray(chw, dtype=np.float32).transpose(1, 2, 0)
     a = a * np.asarray(STD, np.float32) + np.asarray(MEAN, np.float32)
-    return np.clip(np.rint(a), 0, 255).astype(np.uint8)
+    return saturate(a, np.dtype(np.uint8), rounding="half_even", overwrite=True)
 
 
 __all__ = [

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.saturate import saturate
 from headrace._dispatch.planned import plan_args
 from headrace._dispatch.schema import REGISTRY
 from headrace.backends.common import axis_weights
@@ -39,7 +40,7 @@ def _run_resize(x: np.ndarray, layout: str = "HWC", **kw) -> np.ndarray:
 def _generic(x: np.ndarray, layout: str = "HWC", **kw) -> np.ndarray:
     k = plan_for("resize", x.shape, layout, **kw).kwargs
     res = R._generic(x, layout, k["out_size"], k["roi_lo"], k["roi_hi"], k["filters"])
-    return R.cast_round(res, x.dtype)
+    return saturate(res, x.dtype)
 
 
 # ----------------------------------------------------------------------------- resize sizes

@@ -29,6 +29,7 @@ from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.entry import op as _op
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
 from headrace._core.tensor import Tensor, _device_of, _maybe_sync
@@ -124,7 +125,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._dense = dense
         self._bs = len(samples)
         self._dtype = src_dtype
-        self._layout = _st.check_layout(lay, ndim)
+        self._layout = validate_layout(lay, ndim)
         self._device = dev
         self._external = external and not copied
 

@@ -328,6 +328,10 @@ def _fw_key(fw_type: Any) -> Any:
 
 
 _torch_registered = False
+# The one numpy/DType -> torch dtype map, built on first use (``import headrace`` never imports
+# torch): ``_TO_TORCH`` by DType (enums map as int32), ``_NP_TO_TORCH`` by numpy dtype.
+_TO_TORCH: dict[DType, Any] = {}
+_NP_TO_TORCH: dict[np.dtype, Any] = {}
 
 
 def _register_torch() -> None:
@@ -338,37 +342,42 @@ def _register_torch() -> None:
 
     for t, d in _torch_pairs(torch):
         _BY_FW[t] = d
+        _TO_TORCH[d] = t
+        if d is not bfloat16:  # bfloat16's numpy storage is uint16
+            _NP_TO_TORCH[d.numpy] = t
     _torch_registered = True
 
 
 def _torch_pairs(torch: Any) -> list[tuple[Any, DType]]:
-    return [
-        (torch.int8, int8),
-        (torch.int16, int16),
-        (torch.int32, int32),
-        (torch.int64, int64),
-        (torch.uint8, uint8),
-        (torch.uint16, uint16),
-        (torch.uint32, uint32),
-        (torch.uint64, uint64),
-        (torch.float16, float16),
-        (torch.float32, float32),
-        (torch.float64, float64),
-        (torch.bfloat16, bfloat16),
-        (torch.bool, bool_),
-    ]
+    types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64)
+    pairs = [(getattr(torch, t.numpy.name), t) for t in types]
+    return [*pairs, (torch.bfloat16, bfloat16), (torch.bool, bool_)]
 
 
-def to_torch_dtype(t: DType) -> Any:
-    """The torch dtype for ``t`` (imports torch)."""
-    import torch
+def to_torch_dtype(t: Any) -> Any:
+    """The torch dtype of a :class:`DType`, a numpy dtype (or scalar type) or a torch dtype.
 
-    for tt, d in _torch_pairs(torch):
-        if d is t or d == t:
-            return tt
-    if t.kind is DType.Kind.enum:
-        return torch.int32
-    raise TypeError(f"DType {t} has no torch equivalent.")
+    Imports torch on first use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> to_torch_dtype(uint16), to_torch_dtype(np.dtype(np.uint32)), to_torch_dtype(np.bool_)
+    (torch.uint16, torch.uint32, torch.bool)
+    """
+    _register_torch()
+    if isinstance(t, DType):
+        found = _TO_TORCH.get(int32 if t.kind is DType.Kind.enum else t)
+    elif type(t).__module__ == "torch":
+        return t
+    else:
+        try:
+            found = _NP_TO_TORCH.get(np.dtype(t))
+        except TypeError:
+            found = None
+    if found is None:
+        raise TypeError(f"{t} has no torch equivalent.")
+    return found
 
 
 def from_numpy(np_dtype: np.dtype) -> DType:

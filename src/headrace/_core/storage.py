@@ -178,24 +178,6 @@ def copy_array(arr: Array) -> Array:
     return arr.copy() if isinstance(arr, np.ndarray) else arr.clone()
 
 
-def check_layout(layout: Any, ndim: int) -> str | None:
-    """Validate a layout string against a rank; ``""`` means no layout."""
-    if layout is None:
-        return None
-    if not isinstance(layout, str):
-        raise InvalidArgumentError(
-            f"The layout must be a string such as 'HWC' (got {type(layout).__name__})."
-        )
-    if layout == "":
-        return None
-    if len(layout) != ndim:
-        raise InvalidArgumentError(
-            f"The layout {layout!r} has {len(layout)} dimensions but the data has {ndim} "
-            "dimensions."
-        )
-    return layout
-
-
 def import_data(data: Any, dtype: _dt.DType | None) -> tuple[Array, bool]:
     """Turn user data into storage. Returns (array, copied)."""
     if isinstance(data, np.ndarray):

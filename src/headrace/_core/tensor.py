@@ -24,6 +24,7 @@ from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.entry import provide
 from headrace._core.errors import InvalidArgumentError
+from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
 
@@ -111,7 +112,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         if copied:
             self._external = False
         lay = layout if layout is not None else src_layout
-        self._set_from(arr, src_dtype, _st.check_layout(lay, arr.ndim), _device_of(arr))
+        self._set_from(arr, src_dtype, validate_layout(lay, arr.ndim), _device_of(arr))
 
     def _set_from(self, arr: Any, dtype: _dt.DType, layout: str | None, dev: Device) -> None:
         self._data = arr

@@ -62,17 +62,6 @@ def overlap(
     return tuple(src), tuple(dst), inside
 
 
-def spatial_axes(layout: str) -> tuple[int, ...]:
-    """Indices of the spatial axes (``D``, ``H``, ``W``) of ``layout``, outermost first.
-
-    Examples
-    --------
-    >>> spatial_axes("HWC"), spatial_axes("FDHWC"), spatial_axes("CHW")
-    ((0, 1), (1, 2, 3), (1, 2))
-    """
-    return tuple(i for i, ch in enumerate(layout) if ch in "DHW")
-
-
 class Filter(Protocol):
     """The resampling filter of one axis, as resize plans give it.
 
@@ -372,3 +361,19 @@ def sphere_points(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
     tx = np.arange(w, dtype=_F32)[None, :] + _F32(0.5) - mid_x
     rad = np.sqrt(tx * tx + ty * ty) / d
     return mid_x + rad * tx, mid_y + rad * ty
+
+
+# =================================================================================================
+# Colour: BT.601 YCbCr coefficients (float32, as the kernels compute)
+# =================================================================================================
+
+# ITU-R BT.601 with 16..235 (luma) / 16..240 (chroma) ranges, scaled to 8 bits.
+Y601 = tuple(_F32(c / 255) for c in (65.481, 128.553, 24.966))
+CB601 = tuple(_F32(c / 255) for c in (-37.797, -74.203, 112.0))
+CR601 = tuple(_F32(c / 255) for c in (112.0, -93.786, -18.214))
+Y_SUM = _F32(219 / 255)
+Y_INV = _F32(255 / 219)
+R_CR = _F32(255 / 224 * 1.402)
+G_CB = _F32(255 / 224 * 1.772 * 0.114 / 0.587)
+G_CR = _F32(255 / 224 * 1.402 * 0.299 / 0.587)
+B_CB = _F32(255 / 224 * 1.772)

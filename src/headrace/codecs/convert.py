@@ -3,7 +3,8 @@
 * Type conversion normalises to the dynamic range of the target type: ``uint16 -> uint8``
   is ``round(v / 257)``, ``uint8 -> uint16`` is ``v * 257``, floats are ``v / max``.
 * Colour conversion runs in float32 on the decoded values (8 or 16 bit) with the range
-  scaling folded into the coefficients, and rounds half up: YCbCr is ITU-R BT.601 *studio*
+  scaling folded into the coefficients, and rounds half up (the reference's saturating
+  conversion, :func:`headrace._core.saturate.saturate`): YCbCr is ITU-R BT.601 *studio*
   range (Y in 16..235, Cb/Cr in 16..240 for ``uint8``) and a gray image becomes
   ``(g * 219/255 + 16, 128, 128)``. Gray that a codec computes itself (TIFF, CMYK JPEG) is
   ``0.299 R + 0.587 G + 0.114 B`` at the file's depth, scaled to the output type afterwards.
@@ -16,6 +17,8 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
+
+from headrace._core.saturate import saturate
 
 __all__ = [
     "SUPPORTED_DTYPES",
@@ -101,16 +104,6 @@ def normalize_dtype(img: np.ndarray, dtype: np.dtype) -> np.ndarray:
     raise TypeError(f"cannot convert {src} pixels to {dtype}")
 
 
-def _round_sat(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Round half up and saturate a float32 array into ``dtype`` (floats pass through)."""
-    if dtype == np.float32:
-        return v
-    v += _F32(0.5)
-    np.floor(v, out=v)
-    np.clip(v, 0, np.iinfo(dtype).max, out=v)
-    return v.astype(dtype)
-
-
 def _max(dtype: np.dtype) -> float:
     return 1.0 if dtype == np.float32 else float(np.iinfo(dtype).max)
 
@@ -149,7 +142,7 @@ def rgb_to_gray(planes: tuple[np.ndarray, ...], *, floor: bool = False) -> np.nd
     y = _dot(_GRAY_ROW, planes, _F32(1))
     if floor and dtype != np.float32:
         np.floor(y, out=y)
-    return _round_sat(y, dtype)[..., None]
+    return saturate(y, dtype, overwrite=True)[..., None]
 
 
 def rgb_to_ycbcr(planes: tuple[np.ndarray, ...], dtype: np.dtype) -> np.ndarray:
@@ -169,7 +162,7 @@ def rgb_to_ycbcr(planes: tuple[np.ndarray, ...], dtype: np.dtype) -> np.ndarray:
     for c, (row, offset) in enumerate(_YCBCR_ROWS):
         v = _dot(row, planes, scale)
         v += _bias(dtype, offset)
-        out[..., c] = _round_sat(v, dtype)
+        out[..., c] = saturate(v, dtype, overwrite=True)
     return out
 
 
@@ -185,7 +178,7 @@ def gray_to_ycbcr(gray: np.ndarray, dtype: np.dtype) -> np.ndarray:
     y = gray[..., 0].astype(np.float32) * scale
     y += _bias(dtype, 0.0625)
     out = np.empty((*gray.shape[:2], 3), dtype)
-    out[..., 0] = _round_sat(y, dtype)
+    out[..., 0] = saturate(y, dtype, overwrite=True)
     out[..., 1:] = 0.5 if dtype == np.float32 else (np.iinfo(dtype).max + 1) // 2
     return out
 

@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
+from headrace._core.saturate import saturate
 from headrace.ops._geometry_common import KernelPlan
 from headrace.types import DALIDataType, DALIImageType
 from headrace.types import image_type as to_image_type
@@ -118,11 +120,7 @@ def half_range(dtype: np.dtype) -> float:
 
 
 def _check_channels_last(op: str, shape: Sequence[int], layout: str | None, n: int) -> None:
-    if layout and len(layout) != len(shape):
-        raise ShapeError(
-            f"{op}: the layout does not match the sample (got layout {layout!r} for shape "
-            f"{tuple(shape)}). Pass a layout naming every axis, such as 'HWC'."
-        )
+    _layout.check_rank(op, shape, layout)
     if layout and layout[-1] != "C":
         raise ShapeError(
             f"{op}: expects channel-last data such as HWC, FHWC or DHWC (got layout {layout!r}). "
@@ -393,30 +391,8 @@ def lookup_table_params(
     size = int(k.max()) + 1 if k.size else 0
     table = np.full(size, float(default_value), np.float64)
     table[k] = v  # later duplicates win, as in DALI
-    conv = convert_sat
-    return KernelPlan(
-        tuple(shape),
-        out_dt,
-        {"table": conv(table, out_dt), "default": conv(np.array(default_value), out_dt).item()},
-    )
-
-
-def convert_sat(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Convert numbers to ``dtype`` as DALI does: round half away from zero and saturate.
-
-    Examples
-    --------
-    >>> convert_sat(np.array([-2.5, 2.5, 300.0]), np.dtype("int8")).tolist()
-    [-3, 3, 127]
-    """
-    v = np.asarray(v, dtype=np.float64)
-    if dtype.kind == "f":
-        return v.astype(dtype)
-    if dtype.kind == "b":
-        return v != 0
-    info = np.iinfo(dtype)
-    r = np.trunc(v + np.copysign(0.5, v))
-    return np.clip(r, info.min, info.max).astype(dtype)
+    default = saturate(np.array(default_value, np.float64), out_dt).item()
+    return KernelPlan(tuple(shape), out_dt, {"table": saturate(table, out_dt), "default": default})
 
 
 # --------------------------------------------------------------------------- normalize

@@ -34,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
-from headrace.ops._geometry_common import spatial_axes
-from headrace.types import DALIInterpType, interp_type
+from headrace.ops._geometry_common import as_float_list, nn_or_linear
+from headrace.types import DALIInterpType
 
 WATER_FREQ = 2 * math.pi / 128  # DALI's default freq_x/freq_y (0.049087)
 
@@ -73,39 +74,17 @@ def gaussian_window(sigma: float, window_size: int) -> np.ndarray:
     return (w / w.sum()).astype(np.float32)
 
 
-def _per_axis(name: str, value: Any, n: int, op: str = "gaussian_blur") -> list[float]:
-    arr = np.asarray(value, dtype=np.float64).ravel()
-    if arr.size == 1:
-        return [float(arr[0])] * n
-    if arr.size != n:
-        raise InvalidArgumentError(
-            f"{op}: `{name}` needs 1 or {n} values, one per spatial axis (got "
-            f"{arr.tolist()}). Give one value per axis, outermost first."
-        )
-    return arr.tolist()
-
-
 def _blur_axes(
     shape: Sequence[int], layout: str | None, op: str = "gaussian_blur"
 ) -> tuple[int, ...]:
     if not layout:
         return tuple(range(len(shape)))
-    if len(layout) != len(shape):
-        raise ShapeError(
-            f"{op}: the layout does not match the sample (got {layout!r} for shape "
-            f"{tuple(shape)}). Pass a layout naming every axis."
-        )
+    _layout.require(op, shape, layout)
     if "C" in layout and layout.index("C") not in (0, len(layout) - 1):
         raise ShapeError(
             f"{op}: channels must come first or last (got layout {layout!r}). Transpose the data."
         )
-    axes = spatial_axes(layout)
-    if not axes:
-        raise ShapeError(
-            f"{op}: the layout has no spatial axes D/H/W (got {layout!r}). "
-            "Pass data with a layout such as HWC."
-        )
-    return axes
+    return _layout.spatial_axes(layout)
 
 
 def gaussian_blur_params(
@@ -126,8 +105,8 @@ def gaussian_blur_params(
     ((0, 1), [7, 13])
     """
     axes = _blur_axes(shape, layout)
-    sig = _per_axis("sigma", sigma, len(axes))
-    win = _per_axis("window_size", window_size, len(axes))
+    sig = as_float_list("gaussian_blur", "sigma", sigma, len(axes))
+    win = as_float_list("gaussian_blur", "window_size", window_size, len(axes))
     windows = tuple(gaussian_window(s, int(w)) for s, w in zip(sig, win))
     out_dt = to_numpy_dtype(dtype) or np.dtype(in_dtype)
     return KernelPlan(tuple(shape), out_dt, {"windows": windows, "axes": axes, "dtype": out_dt})
@@ -168,7 +147,7 @@ def derivative_window(size: int) -> np.ndarray:
 
 
 def _window_sizes(name: str, value: Any, n: int, lo: int) -> list[int]:
-    sizes = [int(v) for v in _per_axis(name, value, n, op="laplacian")]
+    sizes = [int(v) for v in as_float_list("laplacian", name, value, n)]
     for v in sizes:
         if v % 2 == 0 or not lo <= v <= LAPLACIAN_MAX_WINDOW:
             raise InvalidArgumentError(
@@ -235,7 +214,7 @@ def laplacian_params(
     smooth = (
         None if smoothing_size is None else _window_sizes("smoothing_size", smoothing_size, n, 1)
     )
-    factors = _per_axis("scale", 1.0 if scale is None else scale, n, op=op)
+    factors = as_float_list(op, "scale", 1.0 if scale is None else scale, n)
     partials, scales = [], []
     for i in range(n):
         sizes = [win[i] if smooth is None or j == i else smooth[j] for j in range(n)]
@@ -359,11 +338,8 @@ def noise_shot_sampler(
 
 
 def _check_hwc(op: str, shape: Sequence[int], layout: str | None) -> None:
-    if len(shape) != 3 or (layout and layout != "HWC"):
-        raise ShapeError(
-            f"{op}: expects one HWC image (got shape {tuple(shape)}, layout {layout!r}). "
-            "Pass channel-last images; use per-frame calls for sequences."
-        )
+    hint = "Pass channel-last images; use per-frame calls for sequences."
+    _layout.require_one_of(op, shape, layout or "HWC", ("HWC",), hint, "one image")
 
 
 def jitter_sampler(
@@ -437,19 +413,7 @@ def _displacement_common(op: str, shape, layout, in_dtype, fill_value, interp) -
             f"{op}: only uint8 and float32 images are supported (got {np.dtype(in_dtype)}). "
             "Cast the data first."
         )
-    try:
-        kind = interp_type(interp)
-    except ValueError as e:
-        raise InvalidArgumentError(f"{op}: {e}") from None
-    if kind not in (DALIInterpType.INTERP_NN, DALIInterpType.INTERP_LINEAR):
-        raise InvalidArgumentError(
-            f"{op}: only nearest and linear interpolation are supported (got {kind.name}). "
-            "Use INTERP_NN or INTERP_LINEAR."
-        )
-    return {
-        "fill_value": float(fill_value),
-        "interp": "nn" if kind == DALIInterpType.INTERP_NN else "linear",
-    }
+    return {"fill_value": float(fill_value), "interp": nn_or_linear(op, interp)}
 
 
 def water_params(

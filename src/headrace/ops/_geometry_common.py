@@ -1,12 +1,12 @@
-"""Helpers shared by the parameter modules: layout parsing and argument checks.
+"""Helpers shared by the parameter modules: argument checks (layouts: :mod:`headrace._core.layout`).
 
 A *plan* (:class:`headrace._dispatch.planned.KernelPlan`, re-exported here for the parameter
 modules of other families) is what a parameter function returns for one sample.
 
 Examples
 --------
->>> spatial_axes("HWC"), spatial_axes("FDHWC"), spatial_axes("CHW")
-((0, 1), (1, 2, 3), (1, 2))
+>>> as_float_list("resize", "size", [3, 4], 2)
+[3.0, 4.0]
 """
 
 from __future__ import annotations
@@ -16,40 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.planned import KernelPlan as KernelPlan
-
-SPATIAL_CHARS = "DHW"
-
-
-def spatial_axes(layout: str) -> tuple[int, ...]:
-    """Indices of the spatial axes (``D``, ``H``, ``W``) of ``layout``, outermost first.
-
-    Examples
-    --------
-    >>> spatial_axes("DHWC")
-    (0, 1, 2)
-    """
-    return tuple(i for i, ch in enumerate(layout) if ch in SPATIAL_CHARS)
-
-
-def check_layout(op: str, shape: Sequence[int], layout: str, min_spatial: int = 1) -> None:
-    """Raise ShapeError unless ``layout`` names every axis of ``shape`` and has spatial axes.
-
-    Examples
-    --------
-    >>> check_layout("crop", (4, 5, 3), "HWC")
-    """
-    if layout is None or len(layout) != len(shape):
-        raise ShapeError(
-            f"{op}: the layout must name every axis of the sample (got layout {layout!r} "
-            f"for shape {tuple(shape)}). Pass a layout such as 'HWC'."
-        )
-    if len(spatial_axes(layout)) < min_spatial:
-        raise ShapeError(
-            f"{op}: the layout has no spatial axes D/H/W (got {layout!r}). "
-            "Pass image data with a layout such as 'HWC' or 'CHW'."
-        )
+from headrace.types import DALIInterpType, interp_type
 
 
 def as_float_list(op: str, name: str, value: Any, n: int) -> list[float]:
@@ -85,3 +54,23 @@ def check_choice(op: str, name: str, value: str, choices: Sequence[str]) -> str:
             "Pick one of the listed values."
         )
     return value
+
+
+def nn_or_linear(op: str, value: Any) -> str:
+    """``"nn"`` or ``"linear"`` for an interpolation type, the only two that warps support.
+
+    Examples
+    --------
+    >>> nn_or_linear("rotate", DALIInterpType.INTERP_NN)
+    'nn'
+    """
+    try:
+        kind = interp_type(value)
+    except ValueError as e:
+        raise InvalidArgumentError(f"{op}: {e}") from None
+    if kind not in (DALIInterpType.INTERP_NN, DALIInterpType.INTERP_LINEAR):
+        raise InvalidArgumentError(
+            f"{op}: only nearest and linear interpolation are supported (got {kind.name}). "
+            "Use INTERP_NN or INTERP_LINEAR."
+        )
+    return "nn" if kind == DALIInterpType.INTERP_NN else "linear"

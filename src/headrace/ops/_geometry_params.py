@@ -28,22 +28,18 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.layout import spatial_axes
+from headrace._core.saturate import round_half_away
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import (
     as_float_list,
     check_choice,
-    check_layout,
-    spatial_axes,
 )
 from headrace.ops._resize_params import crop_resize_plan, resize_params
 
 OOB_POLICIES = ("error", "pad", "trim_to_shape")
-
-
-def _round(v: float) -> int:
-    """Round half away from zero (C's ``round``)."""
-    return int(math.copysign(math.floor(abs(v) + 0.5), v))
 
 
 def _fill_array(fill: Any) -> np.ndarray:
@@ -125,7 +121,7 @@ def crop_window(
             )
         e = int(c) if c > 0 else int(n)
         a = p * (n - e)
-        anchor.append(_round(a) if rounding == "round" else int(a))
+        anchor.append(round_half_away(a) if rounding == "round" else int(a))
         extent.append(e)
     return anchor, extent
 
@@ -158,7 +154,7 @@ def _spatial_window(
     policy: str,
 ) -> tuple[list[int], list[int]]:
     """Full-rank anchor/extent of a spatial crop (non-spatial axes untouched)."""
-    check_layout(op, shape, layout)
+    _layout.require(op, shape, layout)
     sp = spatial_axes(layout)
     extents = _crop_extents(op, len(sp), crop, crop_h, crop_w, crop_d)
     names = [layout[a] for a in sp]
@@ -287,7 +283,7 @@ def crop_mirror_normalize_params(
             (crop_pos_x, crop_pos_y, crop_pos_z), rounding, out_of_bounds_policy,
         )  # fmt: skip
     else:
-        check_layout(op, shape, layout)
+        _layout.require(op, shape, layout)
         anchor, extent = [0] * len(shape), list(shape)
     c_axis = layout.find("C")
     channels = shape[c_axis] if c_axis >= 0 else 1
@@ -357,8 +353,8 @@ def random_crop_window(
     for a_u, r_u, y_u, x_u in u:
         area = (area_lo + (area_hi - area_lo) * a_u) * h_in * w_in
         ratio = math.exp(log_lo + (log_hi - log_lo) * r_u)
-        w = _round(math.sqrt(area * ratio))
-        h = _round(math.sqrt(area / ratio))
+        w = round_half_away(math.sqrt(area * ratio))
+        h = round_half_away(math.sqrt(area / ratio))
         if 0 < w <= w_in and 0 < h <= h_in:
             y = min(int(y_u * (h_in - h + 1)), h_in - h)
             x = min(int(x_u * (w_in - w + 1)), w_in - w)
@@ -366,27 +362,10 @@ def random_crop_window(
     ratio_in = w_in / max(h_in, 1)
     h, w = h_in, w_in
     if ratio_in > ar_hi:
-        w = max(1, _round(h_in * ar_hi))
+        w = max(1, round_half_away(h_in * ar_hi))
     elif ratio_in < ar_lo:
-        h = max(1, _round(w_in / ar_lo))
+        h = max(1, round_half_away(w_in / ar_lo))
     return ((h_in - h) // 2, (w_in - w) // 2), (h, w)
-
-
-def _hw_axes(op: str, shape: Sequence[int], layout: str | None) -> tuple[int, int]:
-    """Indices of H and W; the layout must name every axis and have no other spatial axis."""
-    if (
-        layout is None
-        or len(layout) != len(shape)
-        or "H" not in layout
-        or "W" not in layout
-        or "D" in layout
-    ):
-        raise ShapeError(
-            f"{op}: the input needs a layout with exactly the spatial axes H and W, naming "
-            f"every axis (got layout {layout!r} for shape {tuple(shape)}). Pass a layout such "
-            "as 'HWC'."
-        )
-    return layout.index("H"), layout.index("W")
 
 
 def random_resized_crop_sampler(
@@ -422,7 +401,7 @@ def random_resized_crop_sampler(
     >>> p.shape
     (32, 32, 3)
     """
-    h, w = _hw_axes("random_resized_crop", shape, layout)
+    h, w = _layout.hw_axes("random_resized_crop", shape, layout)
     window = random_crop_window(
         generator, (shape[h], shape[w]), random_area, random_aspect_ratio, num_attempts
     )
@@ -454,7 +433,7 @@ def random_resized_crop_params(
     ...                            size=(32, 32), antialias=True).shape
     (32, 32, 3)
     """
-    check_layout("random_resized_crop", shape, layout, min_spatial=2)
+    _layout.require("random_resized_crop", shape, layout, min_spatial=2)
     out = as_float_list("random_resized_crop", "size", size, 2)
     if any(v <= 0 for v in out):
         raise InvalidArgumentError(
@@ -542,7 +521,7 @@ def flip_params(
     >>> flip_params((2, 3, 3), "HWC", None, horizontal=1, vertical=1, depthwise=0).kwargs["axes"]
     (1, 0)
     """
-    check_layout("flip", shape, layout, min_spatial=0)
+    _layout.require("flip", shape, layout, min_spatial=0)
     axes = tuple(
         layout.index(ch)
         for ch, on in (("W", horizontal), ("H", vertical), ("D", depthwise))
@@ -670,7 +649,7 @@ def slice_params(
         hi = ext
     box_lo, box_ext = [0] * ndim, list(in_shape)
     for i, a in enumerate(ax):
-        a0, a1 = _round(lo[i]), _round(hi[i])
+        a0, a1 = round_half_away(lo[i]), round_half_away(hi[i])
         if a1 < a0:
             raise InvalidArgumentError(
                 f"{op}: the slice end is before its start on axis {a} (got {a0}..{a1}). "
@@ -753,7 +732,7 @@ def paste_params(
     (5, 0, 0)
     """
     op = "paste"
-    check_layout(op, shape, layout, min_spatial=2)
+    _layout.require(op, shape, layout, min_spatial=2)
     c_axis = layout.find("C")
     if n_channels is not None and c_axis >= 0 and shape[c_axis] != n_channels:
         raise InvalidArgumentError(

@@ -34,13 +34,14 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.layout import spatial_axes
+from headrace._core.saturate import round_half_away
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import (
     as_float_list,
     check_choice,
-    check_layout,
-    spatial_axes,
 )
 from headrace.types import DALIInterpType
 from headrace.types import interp_type as _to_interp
@@ -127,10 +128,6 @@ def choose_filter(
 
 
 # ----------------------------------------------------------------------------- sizes
-
-
-def _round_half_away(v: float) -> int:
-    return math.floor(abs(v) + 0.5) * (1 if v >= 0 else -1)
 
 
 def _adjust_output_size(
@@ -254,7 +251,7 @@ def resize_window(
                 f"(got input extents {tuple(in_size)}). Give a non-empty input or ROI."
             )
         o = float(out[d])
-        dst = max(min_size, _round_half_away(abs(o)))
+        dst = max(min_size, round_half_away(abs(o)))
         out_size.append(dst)
         if o < 0:
             lo[d], hi[d] = hi[d], lo[d]
@@ -267,7 +264,7 @@ def resize_window(
 
 
 def _spatial_info(op: str, shape: Sequence[int], layout: str) -> tuple[int, ...]:
-    check_layout(op, shape, layout)
+    _layout.require(op, shape, layout)
     axes = spatial_axes(layout)
     if axes != tuple(range(axes[0], axes[0] + len(axes))):
         raise ShapeError(

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.saturate import round_half_away
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import as_float_list, check_choice
 from headrace.ops._geometry_params import _named_axes
@@ -48,7 +49,7 @@ _f32 = np.float32
 def _round_size(v: float, how: str) -> int:
     """Round a non-negative extent per ``size_rounding``."""
     if how == "round":
-        return math.floor(v + 0.5)
+        return round_half_away(v)
     if how == "truncate":
         return int(v)
     return math.ceil(v)

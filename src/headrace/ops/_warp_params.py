@@ -33,10 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core import layout as _layout
+from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._color_params import to_numpy_dtype
-from headrace.types import DALIInterpType, interp_type
+from headrace.ops._geometry_common import nn_or_linear
+from headrace.types import DALIInterpType
 
 _F32 = np.float32
 _LAYOUTS = ("HWC", "FHWC", "HW", "FHW")
@@ -69,13 +71,8 @@ def rotated_canvas_size(h: int, w: int, angle: float) -> tuple[int, int]:
 def _spatial(op: str, shape: Sequence[int], layout: str | None) -> tuple[int, int]:
     if layout is None:
         layout = "HWC" if len(shape) == 3 else "HW" if len(shape) == 2 else ""
-    if layout not in _LAYOUTS or len(layout) != len(shape):
-        raise ShapeError(
-            f"{op}: expects 2-D images laid out as HWC, FHWC, HW or FHW (got layout {layout!r} "
-            f"for shape {tuple(shape)}). Volumes (DHWC) are not supported yet; transpose CHW "
-            "data to HWC first."
-        )
-    i = layout.index("H")
+    hint = "Volumes (DHWC) are not supported yet; transpose CHW data to HWC first."
+    i = _layout.require_one_of(op, shape, layout, _LAYOUTS, hint, "2-D images").index("H")
     return int(shape[i]), int(shape[i + 1])
 
 
@@ -100,26 +97,13 @@ def _size_arg(op: str, size: Any) -> tuple[int, int] | None:
     return int(vals[0]), int(vals[1])
 
 
-def _interp(op: str, value: Any) -> str:
-    try:
-        kind = interp_type(value)
-    except ValueError as e:
-        raise InvalidArgumentError(f"{op}: {e}") from None
-    if kind not in (DALIInterpType.INTERP_NN, DALIInterpType.INTERP_LINEAR):
-        raise InvalidArgumentError(
-            f"{op}: only nearest and linear interpolation are supported (got {kind.name}). "
-            "Use INTERP_NN or INTERP_LINEAR."
-        )
-    return "nn" if kind == DALIInterpType.INTERP_NN else "linear"
-
-
 def _plan(op, shape, layout, in_dtype, matrix, hw, fill_value, interp, dtype) -> KernelPlan:
     out_dt = to_numpy_dtype(dtype) or np.dtype(in_dtype)
     kw = {
         "matrix": np.asarray(matrix, np.float64),
         "out_hw": hw,
         "fill_value": None if fill_value is None else float(fill_value),
-        "interp": _interp(op, interp),
+        "interp": nn_or_linear(op, interp),
         "dtype": out_dt,
     }
     return KernelPlan(_out_shape(shape, layout, hw), out_dt, kw)

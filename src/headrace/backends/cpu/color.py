@@ -29,33 +29,20 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from headrace._core.saturate import saturate
+from headrace.backends.common import (
+    B_CB,
+    CB601,
+    CR601,
+    G_CB,
+    G_CR,
+    R_CR,
+    Y601,
+    Y_INV,
+    Y_SUM,
+)
+
 _F32 = np.float32
-
-
-def to_dtype(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Convert float results to ``dtype``: round half away from zero and saturate (in place).
-
-    Examples
-    --------
-    >>> to_dtype(np.array([-2.5, 0.5, 300.0], np.float32), np.dtype("int8")).tolist()
-    [-3, 1, 127]
-    """
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return v.astype(dtype, copy=False)
-    if dtype.kind == "b":
-        return v != 0
-    info = np.iinfo(dtype)
-    if not v.flags.writeable or v.dtype.kind != "f":
-        v = v.astype(_F32 if v.dtype.itemsize <= 4 else np.float64)
-    if info.min == 0:
-        v += v.dtype.type(0.5)
-    else:
-        v += np.copysign(v.dtype.type(0.5), v)
-    # float32 cannot hold int32's max exactly; clip in float64 for wide types
-    hi = info.max if info.bits < 32 else np.nextafter(v.dtype.type(info.max), 0)
-    np.clip(v, info.min, hi, out=v)
-    return v.astype(dtype)
 
 
 def lut_u8(x: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -74,7 +61,7 @@ def lut_u8(x: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 def _u8_table(scale: float, offset: float, dtype: np.dtype) -> np.ndarray:
     levels = np.arange(256, dtype=_F32)
-    return to_dtype(levels * _F32(scale) + _F32(offset), dtype)
+    return saturate(levels * _F32(scale) + _F32(offset), dtype, overwrite=True)
 
 
 def brightness_contrast(
@@ -94,7 +81,7 @@ def brightness_contrast(
     v = x.astype(_F32)
     v *= _F32(scale)
     v += _F32(offset)
-    return to_dtype(v, dtype)
+    return saturate(v, dtype, overwrite=True)
 
 
 def color_twist(
@@ -115,7 +102,7 @@ def color_twist(
     if flat.dtype != _F32:
         flat = flat.astype(_F32)
     out = cv2.transform(flat, m) if flat.shape[0] else flat.copy()
-    return to_dtype(out.reshape(x.shape), dtype)
+    return saturate(out.reshape(x.shape), dtype, overwrite=True)
 
 
 hsv = color_twist
@@ -123,17 +110,6 @@ hue = color_twist
 saturation = color_twist
 
 # ----------------------------------------------------------------- colour-space conversion
-
-# ITU-R BT.601 with 16..235 (luma) / 16..240 (chroma) ranges, scaled to 8 bits.
-_Y601 = tuple(_F32(c / 255) for c in (65.481, 128.553, 24.966))
-_CB601 = tuple(_F32(c / 255) for c in (-37.797, -74.203, 112.0))
-_CR601 = tuple(_F32(c / 255) for c in (112.0, -93.786, -18.214))
-_Y_SUM = _F32(219 / 255)
-_Y_INV = _F32(255 / 219)
-_R_CR = _F32(255 / 224 * 1.402)
-_G_CB = _F32(255 / 224 * 1.772 * 0.114 / 0.587)
-_G_CR = _F32(255 / 224 * 1.402 * 0.299 / 0.587)
-_B_CB = _F32(255 / 224 * 1.772)
 
 
 def _dot(rgb: tuple[np.ndarray, np.ndarray, np.ndarray], coeffs) -> np.ndarray:
@@ -145,21 +121,21 @@ def _dot(rgb: tuple[np.ndarray, np.ndarray, np.ndarray], coeffs) -> np.ndarray:
 
 def _rgb_to_ycbcr(rgb: tuple[np.ndarray, ...]) -> np.ndarray:
     grey = (rgb[0] == rgb[1]) & (rgb[0] == rgb[2])
-    y = _dot(rgb, _Y601) + _F32(16)
-    cb = _dot(rgb, _CB601) + _F32(128)
-    cr = _dot(rgb, _CR601) + _F32(128)
+    y = _dot(rgb, Y601) + _F32(16)
+    cb = _dot(rgb, CB601) + _F32(128)
+    cr = _dot(rgb, CR601) + _F32(128)
     cb[grey] = 128
     cr[grey] = 128
     return np.stack([y, cb, cr], axis=-1)
 
 
 def _ycbcr_to_rgb(y: np.ndarray, cb: np.ndarray, cr: np.ndarray) -> np.ndarray:
-    ty = _Y_INV * (y - _F32(16))
+    ty = Y_INV * (y - _F32(16))
     tb = cb - _F32(128)
     tr = cr - _F32(128)
-    r = ty + _R_CR * tr
-    g = ty - _G_CR * tr - _G_CB * tb
-    b = ty + _B_CB * tb
+    r = ty + R_CR * tr
+    g = ty - G_CR * tr - G_CB * tb
+    b = ty + B_CB * tb
     return np.stack([r, g, b], axis=-1)
 
 
@@ -182,7 +158,7 @@ def color_space_conversion(x: np.ndarray, layout: str | None, *, src: str, dst: 
     if src == "GRAY":  # dst is RGB or YCbCr
         if dst == "RGB":
             return np.repeat(x, 3, axis=-1)
-        y = to_dtype(x.astype(_F32) * _Y_SUM + _F32(16), np.dtype(np.uint8))
+        y = saturate(x.astype(_F32) * Y_SUM + _F32(16), np.dtype(np.uint8), overwrite=True)
         return np.concatenate([y, np.full_like(y, 128), np.full_like(y, 128)], axis=-1)
     ch = [x[..., i].astype(_F32) for i in range(3)]
     if src == "RGB" and dst == "GRAY":  # OpenCV's fixed-point luma, as DALI's CPU backend
@@ -192,10 +168,10 @@ def color_space_conversion(x: np.ndarray, layout: str | None, *, src: str, dst: 
     if src == "RGB":
         out = _rgb_to_ycbcr(ch)
     elif dst == "GRAY":  # src is YCbCr
-        out = ((ch[0] - _F32(16)) * _Y_INV)[..., None]
+        out = ((ch[0] - _F32(16)) * Y_INV)[..., None]
     else:
         out = _ycbcr_to_rgb(*ch)
-    return to_dtype(out, np.dtype(np.uint8))
+    return saturate(out, np.dtype(np.uint8), overwrite=True)
 
 
 # ------------------------------------------------------------------------------ normalize
@@ -247,7 +223,7 @@ def _apply_norm(x, mean, inv, scale: float, shift: float, dtype: np.dtype) -> np
     v *= mul
     if shift:
         v += _F32(shift)
-    return to_dtype(v, dtype)
+    return saturate(v, dtype, overwrite=True)
 
 
 def normalize(
@@ -288,7 +264,7 @@ def normalize(
     v *= (inv * scale).astype(_F32)
     if shift:
         v += _F32(shift)
-    return to_dtype(v, np.dtype(dtype))
+    return saturate(v, np.dtype(dtype), overwrite=True)
 
 
 def normalize_batch(xs: Sequence[np.ndarray], layout: str | None, **params) -> list[np.ndarray]:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from headrace._core.saturate import saturate
 from headrace.backends.common import (
     gaussian_field,
     grid_keep_mask,
@@ -38,7 +39,6 @@ from headrace.backends.common import (
     sphere_points,
     water_points,
 )
-from headrace.backends.cpu.color import to_dtype
 
 _F32 = np.float32
 
@@ -120,7 +120,7 @@ def gaussian_blur(
     ...               dtype=np.dtype("float32"))[0].tolist()
     [0.0, 0.25, 0.5, 0.25, 0.0]
     """
-    return to_dtype(_separable(x, layout, windows, axes), dtype)
+    return saturate(_separable(x, layout, windows, axes), dtype, overwrite=True)
 
 
 def laplacian(
@@ -151,7 +151,7 @@ def laplacian(
         p = _separable(x, layout, windows, axes)
         p *= _F32(s)
         v += p
-    return to_dtype(v, dtype)
+    return saturate(v, dtype, overwrite=True)
 
 
 # ------------------------------------------------------------------------------- noise
@@ -170,7 +170,7 @@ def noise_gaussian(
     """
     v = gaussian_field(seed, x.shape, mean, stddev)
     v += x
-    return to_dtype(v, x.dtype)
+    return saturate(v, x.dtype, overwrite=True)
 
 
 def noise_salt_and_pepper(
@@ -208,7 +208,7 @@ def noise_shot(x: np.ndarray, layout: str | None, *, seed: int, factor: float) -
     >>> noise_shot(np.full(3, 7, np.uint8), None, seed=1, factor=0.0).tolist()
     [7, 7, 7]
     """
-    return to_dtype(shot_field(seed, x, factor), x.dtype)
+    return saturate(shot_field(seed, x, factor), x.dtype, overwrite=True)
 
 
 def jitter(x: np.ndarray, layout: str | None, *, seed: int, n_degree: int) -> np.ndarray:
@@ -263,7 +263,7 @@ def remap(
         iy = np.floor(py).astype(np.int64)
         ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
         out = x[np.where(ok, iy, 0), np.where(ok, ix, 0)]
-        fill = to_dtype(np.array(fill_value, _F32), x.dtype)
+        fill = saturate(np.array(fill_value, _F32), x.dtype, overwrite=True)
         out[~ok] = fill
         return out
     mx = np.ascontiguousarray(px - _F32(0.5), dtype=_F32)

@@ -27,31 +27,10 @@ import cv2
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError
+from headrace._core.saturate import saturate
 from headrace.backends.common import overlap
 
 _slice = builtins.slice
-
-
-def convert(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Convert to ``dtype``, saturating integers and rounding floats half away from zero.
-
-    Examples
-    --------
-    >>> convert(np.array([-3.0, 2.5, 300.0]), np.dtype(np.uint8)).tolist()
-    [0, 3, 255]
-    """
-    dtype = np.dtype(dtype)
-    if v.dtype == dtype:
-        return v
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if v.dtype.kind == "f":
-            v64 = v.astype(np.float64)
-            v = np.trunc(v64 + np.copysign(0.5, v64))
-        elif v.dtype.kind == "b":
-            return v.astype(dtype)
-        return np.clip(v, info.min, info.max).astype(dtype)
-    return v.astype(dtype)
 
 
 def _fill_block(
@@ -59,7 +38,7 @@ def _fill_block(
 ) -> np.ndarray:
     out = np.empty(shape, dtype)
     if fill.size <= 1 or channel_axis is None:
-        out[...] = convert(np.asarray(fill[:1] if fill.size else [0]), dtype)[0]
+        out[...] = saturate(np.asarray(fill[:1] if fill.size else [0]), dtype)[0]
         return out
     if fill.size != shape[channel_axis]:
         raise InvalidArgumentError(
@@ -68,7 +47,7 @@ def _fill_block(
         )
     bshape = [1] * len(shape)
     bshape[channel_axis] = fill.size
-    out[...] = convert(fill, dtype).reshape(bshape)
+    out[...] = saturate(fill, dtype).reshape(bshape)
     return out
 
 
@@ -93,10 +72,10 @@ def window(
     if inside:
         view = x[src]
         if out_dtype != x.dtype:
-            return convert(view, out_dtype)
+            return saturate(view, out_dtype)
         return view.copy() if copy else view
     out = _fill_block(shape, out_dtype, np.asarray(fill_values), channel_axis)
-    out[dst] = convert(x[src], out_dtype)
+    out[dst] = saturate(x[src], out_dtype)
     return out
 
 
@@ -207,11 +186,11 @@ _LEVELS = np.arange(256, dtype=np.float32)
 
 
 def _channel_luts(mul: np.ndarray, add: np.ndarray, dtype: np.dtype, channels: int) -> list:
-    """Per-channel 256-entry tables ``convert(level * mul[c] + add[c])``, cached by value."""
+    """Per-channel 256-entry tables ``saturate(level * mul[c] + add[c])``, cached by value."""
     key = (np.asarray(mul).tobytes(), np.asarray(add).tobytes(), np.dtype(dtype).str, channels)
     luts = _LUT_CACHE.get(key)
     if luts is None:
-        luts = [convert(_LEVELS * mul[c] + add[c], dtype) for c in range(channels)]
+        luts = [saturate(_LEVELS * mul[c] + add[c], dtype) for c in range(channels)]
         if len(_LUT_CACHE) > 256:
             _LUT_CACHE.clear()
         _LUT_CACHE[key] = luts
@@ -341,5 +320,5 @@ def crop_mirror_normalize(
         if pad_output:
             vals = np.concatenate([vals, np.zeros(vals.shape[:-1] + (1,), np.float32)], -1)
         vals = np.moveaxis(vals, -1, channel_axis)
-    out[...] = convert(np.transpose(vals, perm), out_dtype)
+    out[...] = saturate(np.transpose(vals, perm), out_dtype)
     return out

@@ -18,30 +18,16 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace._core.device import Device
+from headrace._core.saturate import saturate
 from headrace.backends import generic_misc as G
 
 
-def round_half_away(a: np.ndarray) -> np.ndarray:
-    """Round to nearest, halves away from zero (the reference's float → int rule)."""
-    return np.where(a >= 0, np.floor(a + 0.5), np.ceil(a - 0.5))
-
-
 def cast_saturate_np(a: np.ndarray, dt: _dt.DType) -> np.ndarray:
-    """numpy cast with the reference's rules: round-to-nearest from floats, then saturate."""
-    target = dt.numpy
-    if dt.kind in (_dt.DType.Kind.signed, _dt.DType.Kind.unsigned):
-        info = np.iinfo(target)
-        if a.dtype.kind == "f":
-            return np.clip(round_half_away(a), info.min, info.max).astype(target)
-        if (
-            (a.dtype.kind in "iu" and np.iinfo(a.dtype).max > info.max)
-            or (a.dtype.kind == "i" and info.min == 0)
-            or (a.dtype.kind in "iu" and np.iinfo(a.dtype).min < info.min)
-        ):
-            return np.clip(a, info.min, info.max).astype(target)
-    if dt is _dt.bool_:
-        return a != 0
-    return a.astype(target)
+    """numpy ``cast``: :func:`~headrace._core.saturate.saturate` (always a new array)."""
+    if not (dt.is_integer or dt is _dt.bool_):  # floats; bfloat16/enums keep their storage
+        return a.astype(dt.numpy)
+    out = saturate(a, dt.numpy)
+    return out.copy() if out is a else out
 
 
 class NumpyXP:

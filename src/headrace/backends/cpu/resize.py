@@ -43,7 +43,9 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from headrace.backends.common import Filter, axis_weights, nn_indices, spatial_axes
+from headrace._core.layout import spatial_axes
+from headrace._core.saturate import saturate
+from headrace.backends.common import Filter, axis_weights, nn_indices
 
 _PIL_FILTERS = {
     "triangular": (Image.Resampling.BILINEAR, 2.0),
@@ -51,22 +53,6 @@ _PIL_FILTERS = {
     "lanczos3": (Image.Resampling.LANCZOS, 6.0),
 }
 _PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
-
-
-def cast_round(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Convert float results to ``dtype`` with DALI's rounding (+0.5, saturate, truncate).
-
-    Examples
-    --------
-    >>> cast_round(np.array([-1.0, 2.5, 300.0], np.float32), np.dtype(np.uint8)).tolist()
-    [0, 3, 255]
-    """
-    if dtype.kind == "f":
-        return v.astype(dtype, copy=False)
-    info = np.iinfo(dtype)
-    v = v + np.float32(0.5)
-    np.clip(v, info.min, info.max, out=v)
-    return v.astype(dtype)
 
 
 def _pillow_ok(x: np.ndarray, layout: str, filters, lo, hi, out_size) -> bool:
@@ -255,7 +241,7 @@ def resize(
     if out_dtype == x.dtype and _pillow_ok(x, layout, filters, roi_lo, roi_hi, out_size):
         return _pillow_resize(x, layout, out_size, roi_lo, roi_hi, filters)
     res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
-    return cast_round(res, out_dtype)
+    return saturate(res, out_dtype)
 
 
 def tensor_resize(

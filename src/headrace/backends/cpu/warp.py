@@ -21,7 +21,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from headrace.backends.cpu.color import to_dtype
+from headrace._core.saturate import saturate
 
 _CV_DEPTHS = (np.uint8, np.uint16, np.int16, np.float32, np.float64)
 
@@ -107,7 +107,7 @@ def warp_affine(
         out = np.stack([_warp_image(f, m, out_hw, fill_value, flags) for f in src])
     else:
         out = _warp_image(src, m, out_hw, fill_value, flags)
-    return out.astype(dtype, copy=False) if direct else to_dtype(out, dtype)
+    return out.astype(dtype, copy=False) if direct else saturate(out, dtype, overwrite=True)
 
 
 rotate = warp_affine

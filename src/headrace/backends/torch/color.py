@@ -20,61 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from headrace.backends.cpu import color as _cpu
-
-_NP_TO_TORCH = {
-    np.dtype(np.uint8): torch.uint8,
-    np.dtype(np.int8): torch.int8,
-    np.dtype(np.int16): torch.int16,
-    np.dtype(np.uint16): torch.uint16,
-    np.dtype(np.int32): torch.int32,
-    np.dtype(np.uint32): torch.uint32,
-    np.dtype(np.int64): torch.int64,
-    np.dtype(np.uint64): torch.uint64,
-    np.dtype(np.float16): torch.float16,
-    np.dtype(np.float32): torch.float32,
-    np.dtype(np.float64): torch.float64,
-    np.dtype(np.bool_): torch.bool,
-}
-
-
-def torch_dtype(dtype: np.dtype) -> torch.dtype:
-    """The torch dtype of a numpy dtype.
-
-    Examples
-    --------
-    >>> torch_dtype(np.dtype("uint8"))
-    torch.uint8
-    """
-    return _NP_TO_TORCH[np.dtype(dtype)]
-
-
-def _iinfo(dtype: np.dtype) -> tuple[int, int]:
-    info = np.iinfo(dtype)
-    return int(info.min), int(info.max)
-
-
-def to_dtype(v: torch.Tensor, dtype: np.dtype) -> torch.Tensor:
-    """Float results to ``dtype``: round half away from zero and saturate (DALI's ConvertSat).
-
-    Examples
-    --------
-    >>> to_dtype(torch.tensor([-2.5, 0.5, 300.0]), np.dtype("int8")).tolist()
-    [-3, 1, 127]
-    """
-    dtype = np.dtype(dtype)
-    tdt = torch_dtype(dtype)
-    if dtype.kind == "f":
-        return v.to(tdt)
-    if dtype.kind == "b":
-        return v != 0
-    lo, hi = _iinfo(dtype)
-    if not v.is_floating_point():
-        v = v.to(torch.float32)
-    v = v + torch.copysign(torch.full((), 0.5, dtype=v.dtype, device=v.device), v)
-    if hi >= 2**31 - 1 and v.dtype == torch.float32:
-        hi = float(np.nextafter(np.float32(hi), np.float32(0)))
-    return v.clamp_(lo, hi).to(tdt)
+from headrace.backends import common as _common
+from headrace.backends.torch.cast import saturate
 
 
 def _f32(x: torch.Tensor) -> torch.Tensor:
@@ -94,7 +41,7 @@ def brightness_contrast(
     """
     v = _f32(x) * np.float32(scale)
     v = v + np.float32(offset)
-    return to_dtype(v, dtype)
+    return saturate(v, dtype)
 
 
 def color_twist(
@@ -110,7 +57,7 @@ def color_twist(
     """
     m = torch.as_tensor(np.asarray(matrix, np.float32), device=x.device)
     v = _f32(x) @ m.T + np.float32(offset)
-    return to_dtype(v, dtype)
+    return saturate(v, dtype)
 
 
 hsv = color_twist
@@ -143,26 +90,26 @@ def color_space_conversion(
     if src == "GRAY":
         if dst == "RGB":
             return x.expand(*x.shape[:-1], 3).contiguous()
-        y = to_dtype(_f32(x) * _cpu._Y_SUM + np.float32(16), u8)
+        y = saturate(_f32(x) * _common.Y_SUM + np.float32(16), u8)
         c = torch.full_like(y, 128)
         return torch.cat([y, c, c], dim=-1)
     ch = [_f32(x[..., i]) for i in range(3)]
     if src == "RGB" and dst == "GRAY":
-        return to_dtype(_dot(ch, (0.299, 0.587, 0.114)), u8).unsqueeze(-1)
+        return saturate(_dot(ch, (0.299, 0.587, 0.114)), u8).unsqueeze(-1)
     if src == "RGB":
         grey = (x[..., 0] == x[..., 1]) & (x[..., 0] == x[..., 2])
-        y = _dot(ch, _cpu._Y601) + 16.0
-        cb = torch.where(grey, 128.0, _dot(ch, _cpu._CB601) + 128.0)
-        cr = torch.where(grey, 128.0, _dot(ch, _cpu._CR601) + 128.0)
-        return to_dtype(torch.stack([y, cb, cr], dim=-1), u8)
+        y = _dot(ch, _common.Y601) + 16.0
+        cb = torch.where(grey, 128.0, _dot(ch, _common.CB601) + 128.0)
+        cr = torch.where(grey, 128.0, _dot(ch, _common.CR601) + 128.0)
+        return saturate(torch.stack([y, cb, cr], dim=-1), u8)
     if dst == "GRAY":
-        return to_dtype((ch[0] - 16.0) * _cpu._Y_INV, u8).unsqueeze(-1)
-    ty = (ch[0] - 16.0) * _cpu._Y_INV
+        return saturate((ch[0] - 16.0) * _common.Y_INV, u8).unsqueeze(-1)
+    ty = (ch[0] - 16.0) * _common.Y_INV
     tb, tr = ch[1] - 128.0, ch[2] - 128.0
-    r = ty + _cpu._R_CR * tr
-    g = ty - _cpu._G_CR * tr - _cpu._G_CB * tb
-    b = ty + _cpu._B_CB * tb
-    return to_dtype(torch.stack([r, g, b], dim=-1), u8)
+    r = ty + _common.R_CR * tr
+    g = ty - _common.G_CR * tr - _common.G_CB * tb
+    b = ty + _common.B_CB * tb
+    return saturate(torch.stack([r, g, b], dim=-1), u8)
 
 
 def _stats(xs: Sequence[torch.Tensor], axes, mean, stddev, epsilon: float, ddof: int):
@@ -188,7 +135,7 @@ def _apply_norm(x, m, inv, scale, shift, dtype):
     v = (_f32(x) - m.to(torch.float32)) * (inv * scale).to(torch.float32)
     if shift:
         v = v + np.float32(shift)
-    return to_dtype(v, dtype)
+    return saturate(v, dtype)
 
 
 def normalize(

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from headrace.backends import common as _common
-from headrace.backends.torch.color import to_dtype, torch_dtype
+from headrace.backends.torch.cast import saturate
 
 
 def _conv_axis(v: torch.Tensor, w: np.ndarray, axis: int) -> torch.Tensor:
@@ -60,7 +60,7 @@ def gaussian_blur(
     ...               dtype=np.dtype("float32"))[0].tolist()
     [0.0, 0.25, 0.5, 0.25, 0.0]
     """
-    return to_dtype(_separable(x.to(torch.float32), windows, axes), dtype)
+    return saturate(_separable(x.to(torch.float32), windows, axes), dtype)
 
 
 def _separable(
@@ -97,7 +97,7 @@ def laplacian(
     out = _separable(v, partials[0], axes) * float(scales[0])
     for windows, s in zip(partials[1:], scales[1:]):
         out = out + _separable(v, windows, axes) * float(s)
-    return to_dtype(out, dtype)
+    return saturate(out, dtype)
 
 
 def _field(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
@@ -116,7 +116,7 @@ def noise_gaussian(
     [12, 12, 12, 12]
     """
     n = _field(_common.gaussian_field(seed, tuple(x.shape), mean, stddev), x)
-    return to_dtype(n + x, np.dtype(str(x.dtype).removeprefix("torch.")))
+    return saturate(n + x, x.dtype)
 
 
 def noise_salt_and_pepper(
@@ -154,11 +154,7 @@ def noise_shot(x: torch.Tensor, layout: str | None, *, seed: int, factor: float)
     """
     host = x.detach().to("cpu", copy=False).numpy() if factor else None
     v = x.to(torch.float32) if host is None else _field(_common.shot_field(seed, host, factor), x)
-    return to_dtype(v, _np_dtype(x))
-
-
-def _np_dtype(x: torch.Tensor) -> np.dtype:
-    return np.dtype(str(x.dtype).removeprefix("torch."))
+    return saturate(v, x.dtype)
 
 
 def jitter(x: torch.Tensor, layout: str | None, *, seed: int, n_degree: int) -> torch.Tensor:
@@ -202,13 +198,12 @@ def remap(
     [0, 3, 9, 9]
     """
     h, w = x.shape[:2]
-    dt = _np_dtype(x)
     if interp == "nn":
         ix = _field(np.floor(px).astype(np.int64), x)
         iy = _field(np.floor(py).astype(np.int64), x)
         ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
         out = x[torch.where(ok, iy, 0), torch.where(ok, ix, 0)]
-        fill = to_dtype(torch.tensor(float(fill_value)), dt).to(x.device)
+        fill = saturate(torch.tensor(float(fill_value)), x.dtype).to(x.device)
         return torch.where(ok.unsqueeze(-1), out, fill)
     gx = _field(np.asarray(px, np.float32) * np.float32(2 / w) - 1, x)
     gy = _field(np.asarray(py, np.float32) * np.float32(2 / h) - 1, x)
@@ -216,7 +211,7 @@ def remap(
     v = x.permute(2, 0, 1).unsqueeze(0).to(torch.float32) - float(fill_value)
     out = F.grid_sample(v, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
     out = out[0].permute(1, 2, 0) + float(fill_value)
-    return to_dtype(out.contiguous(), dt)
+    return saturate(out.contiguous(), x.dtype)
 
 
 def water(
@@ -257,6 +252,5 @@ __all__ = [
     "noise_shot",
     "remap",
     "sphere",
-    "torch_dtype",
     "water",
 ]

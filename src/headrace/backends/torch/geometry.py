@@ -20,30 +20,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from headrace._core import dtype as _dt
 from headrace._core.errors import InvalidArgumentError
 from headrace.backends.common import overlap
-from headrace.backends.torch.resize import torch_dtype
+from headrace.backends.torch.cast import saturate
 
 _slice = builtins.slice
-
-
-def convert(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Convert to ``dtype``, saturating integers and rounding floats half away from zero.
-
-    Examples
-    --------
-    >>> convert(torch.tensor([-3.0, 2.5, 300.0]), torch.uint8).tolist()
-    [0, 3, 255]
-    """
-    if v.dtype == dtype:
-        return v
-    if dtype.is_floating_point or dtype == torch.bool:
-        return v.to(dtype)
-    info = torch.iinfo(dtype)
-    if v.dtype.is_floating_point:
-        v64 = v.to(torch.float64)
-        v = torch.trunc(v64 + torch.copysign(torch.full_like(v64, 0.5), v64))
-    return v.clamp(info.min, info.max).to(dtype)
 
 
 def _fill_block(
@@ -51,7 +33,7 @@ def _fill_block(
 ) -> torch.Tensor:
     fill = np.asarray(fill, dtype=np.float64).ravel()
     values = torch.from_numpy(fill if fill.size else np.zeros(1)).to(device)
-    values = convert(values, dtype)
+    values = saturate(values, dtype)
     if values.numel() <= 1 or channel_axis is None:
         return torch.full(tuple(shape), values[0].item(), dtype=dtype, device=device)
     if values.numel() != shape[channel_axis]:
@@ -79,12 +61,12 @@ def window(
     >>> window(torch.ones(2, 2), (-1, 0), (3, 2), np.array([5.0]), None).tolist()
     [[5.0, 5.0], [1.0, 1.0], [1.0, 1.0]]
     """
-    out_dtype = torch_dtype(dtype, x.dtype)
+    out_dtype = x.dtype if dtype is None else _dt.to_torch_dtype(dtype)
     src, dst, inside = overlap(anchor, shape, x.shape)
     if inside:
-        return convert(x[src], out_dtype).clone()
+        return saturate(x[src], out_dtype).clone()
     out = _fill_block(shape, out_dtype, fill_values, channel_axis, x.device)
-    out[dst] = convert(x[src], out_dtype)
+    out[dst] = saturate(x[src], out_dtype)
     return out
 
 
@@ -156,7 +138,7 @@ def crop_mirror_normalize(
     >>> crop_mirror_normalize(img, "HWC", **p)[:, 0, 0].tolist()
     [1.0, 1.0, 1.0]
     """
-    out_dtype = torch_dtype(dtype, torch.float32)
+    out_dtype = torch.float32 if dtype is None else _dt.to_torch_dtype(dtype)
     src_box, dst_box, inside = overlap(anchor, shape, x.shape)
     src = x[src_box]
     if mirror_axis is not None:
@@ -166,7 +148,7 @@ def crop_mirror_normalize(
         bshape[channel_axis] = -1
     m = torch.from_numpy(np.asarray(mul, np.float32)).to(x.device).reshape(bshape)
     a = torch.from_numpy(np.asarray(add, np.float32)).to(x.device).reshape(bshape)
-    vals = convert(src.to(torch.float32) * m + a, out_dtype)
+    vals = saturate(src.to(torch.float32) * m + a, out_dtype)
     full = list(shape)
     if pad_output:
         full[channel_axis] += 1

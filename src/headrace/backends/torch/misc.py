@@ -21,27 +21,14 @@ from headrace._core import dtype as _dt
 from headrace._core import storage as _st
 from headrace._core.device import Device
 from headrace.backends import generic_misc as G
+from headrace.backends.torch.cast import saturate
 
 
 def cast_saturate_torch(a: torch.Tensor, dt: _dt.DType) -> torch.Tensor:
-    """torch cast with the reference's rules: round-to-nearest from floats, then saturate."""
-    target = _dt.to_torch_dtype(dt)
-    if dt is _dt.bool_:
-        return a != 0
-    if dt.is_integer:
-        info = torch.iinfo(target)
-        if a.is_floating_point():
-            d = a.double()
-            r = torch.where(d >= 0, torch.floor(d + 0.5), torch.ceil(d - 0.5))
-            return r.clamp(info.min, info.max).to(target)
-        src = torch.iinfo(a.dtype) if a.dtype != torch.bool else None
-        if src is not None and (src.max > info.max or src.min < info.min):
-            return (
-                a.to(torch.int64).clamp(info.min, info.max).to(target)
-                if src.bits < 64
-                else (a.clamp(max(info.min, src.min), min(info.max, src.max)).to(target))
-            )
-    return a.to(target)
+    """torch ``cast``: :func:`~headrace.backends.torch.cast.saturate`."""
+    if not (dt.is_integer or dt is _dt.bool_):  # floats; enums keep their storage
+        return a.to(_dt.to_torch_dtype(dt))
+    return saturate(a, dt)
 
 
 class TorchXP:

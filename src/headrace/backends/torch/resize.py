@@ -24,47 +24,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from headrace.backends.common import Filter, axis_matrix, nn_indices, spatial_axes
-
-_TORCH_DTYPES = {
-    np.dtype(np.uint8): torch.uint8,
-    np.dtype(np.int8): torch.int8,
-    np.dtype(np.int16): torch.int16,
-    np.dtype(np.int32): torch.int32,
-    np.dtype(np.int64): torch.int64,
-    np.dtype(np.float16): torch.float16,
-    np.dtype(np.float32): torch.float32,
-    np.dtype(np.float64): torch.float64,
-}
-
-
-def torch_dtype(dtype: np.dtype | torch.dtype | None, default: torch.dtype) -> torch.dtype:
-    """Map a numpy dtype (or ``None``) to a torch dtype.
-
-    Examples
-    --------
-    >>> torch_dtype(np.dtype(np.float32), torch.uint8)
-    torch.float32
-    """
-    if dtype is None:
-        return default
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    return _TORCH_DTYPES[np.dtype(dtype)]
-
-
-def cast_round(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Float results to ``dtype`` with DALI's resampler rounding (+0.5, saturate, truncate).
-
-    Examples
-    --------
-    >>> cast_round(torch.tensor([-1.0, 2.5, 300.0]), torch.uint8).tolist()
-    [0, 3, 255]
-    """
-    if dtype.is_floating_point:
-        return v.to(dtype)
-    info = torch.iinfo(dtype)
-    return (v + 0.5).clamp_(info.min, info.max).to(dtype)
+from headrace._core import dtype as _dt
+from headrace._core.layout import spatial_axes
+from headrace.backends.common import Filter, axis_matrix, nn_indices
+from headrace.backends.torch.cast import saturate
 
 
 def resize(
@@ -88,7 +51,7 @@ def resize(
     ...        filters=(lin, lin)).ravel().tolist()
     [0.5, 2.5]
     """
-    out_dtype = torch_dtype(dtype, x.dtype)
+    out_dtype = x.dtype if dtype is None else _dt.to_torch_dtype(dtype)
     sp = spatial_axes(layout)
     if any(int(v) == 0 for v in out_size) or x.numel() == 0:
         shape = list(x.shape)
@@ -106,7 +69,7 @@ def resize(
         mat = axis_matrix(x.shape[a], int(out_size[d]), roi_lo[d], roi_hi[d], filters[d])
         m = torch.from_numpy(mat).to(x.device)
         arr = torch.movedim(torch.tensordot(m, arr, dims=([1], [a])), 0, a)
-    return cast_round(arr, out_dtype)
+    return saturate(arr, out_dtype)
 
 
 def tensor_resize(

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from headrace.backends.torch.color import to_dtype
+from headrace.backends.torch.cast import saturate
 
 
 def source_grid(
@@ -88,7 +88,7 @@ def warp_affine(
         out = out[..., 0]
     if not frames:
         out = out[0]
-    return to_dtype(out.contiguous(), dtype)
+    return saturate(out.contiguous(), dtype)
 
 
 rotate = warp_affine
