@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from headrace._core.errors import InvalidArgumentError, ShapeError
 
 SPATIAL = "DHW"
@@ -151,3 +153,42 @@ __all__ = [
     "spatial_axes",
     "validate",
 ]
+
+
+def named_axes(
+    op: str,
+    layout: str | None,
+    ndim: int,
+    axes: Any,
+    axis_names: str | None,
+    default_names: str | None,
+    default_axes: Sequence[int] | None,
+) -> list[int]:
+    """The axes an operator works on, from ``axes`` or ``axis_names`` (not both), else the
+    defaults; names must be in the layout, indices in range (negative ones count from the end)."""
+    if axes is not None and axis_names is not None:
+        raise InvalidArgumentError(
+            f"{op}: give `axes` or `axis_names`, not both (got {axes} and {axis_names!r}). "
+            "Drop one."
+        )
+    names = axis_names if axis_names is not None else (None if axes is not None else default_names)
+    if names is not None and layout:
+        missing = [n for n in names if n not in layout]
+        if missing:
+            raise InvalidArgumentError(
+                f"{op}: axis names {missing} are not in the layout {layout!r}. "
+                "Use names from the layout."
+            )
+        return [layout.index(n) for n in names]
+    if axes is not None:
+        picked = [int(a) for a in np.atleast_1d(axes)]
+    else:
+        picked = list(default_axes or range(ndim))
+    out = []
+    for a in picked:
+        if not -ndim <= a < ndim:
+            raise InvalidArgumentError(
+                f"{op}: axis {a} is out of range for {ndim} dimensions. Use 0..{ndim - 1}."
+            )
+        out.append(a % ndim)
+    return out

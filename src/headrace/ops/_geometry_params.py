@@ -533,43 +533,6 @@ def flip_params(
 # ----------------------------------------------------------------------------- slice
 
 
-def _named_axes(
-    op: str,
-    layout: str | None,
-    ndim: int,
-    axes: Any,
-    axis_names: str | None,
-    default_names: str | None,
-    default_axes: Sequence[int] | None,
-) -> list[int]:
-    if axes is not None and axis_names is not None:
-        raise InvalidArgumentError(
-            f"{op}: give `axes` or `axis_names`, not both (got {axes} and {axis_names!r}). "
-            "Drop one."
-        )
-    names = axis_names if axis_names is not None else (None if axes is not None else default_names)
-    if names is not None and layout:
-        missing = [n for n in names if n not in layout]
-        if missing:
-            raise InvalidArgumentError(
-                f"{op}: axis names {missing} are not in the layout {layout!r}. "
-                "Use names from the layout."
-            )
-        return [layout.index(n) for n in names]
-    if axes is not None:
-        picked = [int(a) for a in np.atleast_1d(axes)]
-    else:
-        picked = list(default_axes or range(ndim))
-    out = []
-    for a in picked:
-        if not -ndim <= a < ndim:
-            raise InvalidArgumentError(
-                f"{op}: axis {a} is out of range for {ndim} dimensions. Use 0..{ndim - 1}."
-            )
-        out.append(a % ndim)
-    return out
-
-
 def slice_params(
     in_shape: Sequence[int],
     layout: str | None,
@@ -608,7 +571,7 @@ def slice_params(
     """
     op = "slice"
     ndim = len(in_shape)
-    ax = _named_axes(op, layout, ndim, axes, axis_names, "WH", (1, 0))
+    ax = _layout.named_axes(op, layout, ndim, axes, axis_names, "WH", (1, 0))
     ext = [float(in_shape[a]) for a in ax]
     n = len(ax)
 
@@ -693,7 +656,7 @@ def pad_params(
     """
     op = "pad"
     ndim = len(in_shape)
-    ax = _named_axes(op, layout, ndim, axes, axis_names, None, None)
+    ax = _layout.named_axes(op, layout, ndim, axes, axis_names, None, None)
     n = len(ax)
     target = [-1.0] * n if shape is None else as_float_list(op, "shape", shape, n)
     aligns = [1.0] * n if align is None else as_float_list(op, "align", align, n)
@@ -797,7 +760,7 @@ def erase_params(
     op = "erase"
     ndim = len(in_shape)
     default = [i for i in range(ndim) if not layout or layout[i] != "C"]
-    ax = _named_axes(op, layout, ndim, axes, axis_names, None, default)
+    ax = _layout.named_axes(op, layout, ndim, axes, axis_names, None, default)
     if normalized is not None:
         normalized_anchor = normalized_shape = bool(normalized)
     # float32 arithmetic, as the reference: 0.2 * 50 must be exactly 10, not 10.000000000000002

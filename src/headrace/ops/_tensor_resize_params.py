@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._core.saturate import round_half_away
 from headrace._dispatch.planned import KernelPlan
 from headrace.ops._geometry_common import as_float_list, check_choice
-from headrace.ops._geometry_params import _named_axes
 from headrace.ops._resize_params import (
     RESIZE_MODES,
     _adjust_output_size,
@@ -164,7 +164,7 @@ def tensor_resize_params(
     check_choice(OP, "size_rounding", size_rounding, SIZE_ROUNDING)
     _check_args(sizes, scales, roi_start, roi_end, mode_)
     _check_dtype(dtype, in_dtype)
-    ax = _named_axes(OP, layout, ndim, axes, axis_names, None, None)
+    ax = _layout.named_axes(OP, layout, ndim, axes, axis_names, None, None)
     extents = [float(s) for s in shape]
     if sizes is not None:
         req = _per_axis("sizes", sizes, ax, extents)
