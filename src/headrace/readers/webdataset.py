@@ -263,7 +263,7 @@ class Webdataset(Reader):
     ...         info = tarfile.TarInfo(name); info.size = len(data)
     ...         tf.addfile(info, io.BytesIO(data))
     >>> r = Webdataset(paths=path, ext=["jpg;png", "cls"])
-    >>> [(bytes(img), bytes(cls)) for img, cls in r.next_epoch()]
+    >>> [(np.asarray(i).tobytes(), np.asarray(c).tobytes()) for i, c in r.next_epoch()]
     [(b'JPEG', b'3'), (b'PNG', b'')]
     """
 
