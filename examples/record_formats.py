@@ -112,9 +112,8 @@ def main() -> None:
                 from_tar[np.asarray(jpg).tobytes()] = int(np.asarray(lab)[0])
                 assert np.asarray(img).shape[2] == 3
             n += len(list(labels))
-        print(
-            f"webdataset rank {rank}: {n} samples, image shapes of its last batch {images.shape[:2]}"
-        )
+        shapes = images.shape[:2]
+        print(f"webdataset rank {rank}: {n} samples, image shapes of its last batch {shapes}")
 
     reader = ndd.readers.MXNet(path=folder / "train.rec", index_path=folder / "train.idx")
     same = 0
