@@ -43,8 +43,10 @@ def keys(reader: Webdataset, batch_size: int | None = None) -> list[int]:
     return out
 
 
-def test_reads_groups_and_fills_missing_with_empty(shards: list[Path]) -> None:
-    r = Webdataset(paths=[str(p) for p in shards], ext=["jpg;png", "cls"])
+@pytest.mark.parametrize("dont_use_mmap", [False, True])
+def test_reads_groups_and_fills_missing_with_empty(shards: list[Path], dont_use_mmap: bool) -> None:
+    r = Webdataset(paths=[str(p) for p in shards], ext=["jpg;png", "cls"],
+                   dont_use_mmap=dont_use_mmap)  # fmt: skip
     got = [(np.asarray(a).tobytes(), np.asarray(b).tobytes()) for a, b in r.next_epoch()]
     assert len(got) == sum(N_PER_SHARD) == r.get_metadata()["epoch_size"]
     assert got[0] == (b"img0", (0).to_bytes(4, "little"))
@@ -71,10 +73,13 @@ def test_missing_component_behaviors_and_dtypes(shards: list[Path]) -> None:
         Webdataset(paths=paths, ext="jpg", dtypes=ndd.bool)
     with pytest.raises(WebdatasetFormatError, match="not a multiple of the 8-byte dtype"):
         Webdataset(paths=paths, ext="cls", dtypes=ndd.int64)
-    both = Webdataset(paths=paths, ext=["cls", "cls"], dtypes=[ndd.int32, ndd.uint8],
-                      missing_component_behavior="skip")  # fmt: skip
-    a, b = next(iter(both.next_epoch()))
-    assert np.asarray(a).tolist() == [0] and np.asarray(b).tolist() == [0, 0, 0, 0]
+    for mmap_off in (False, True):
+        both = Webdataset(paths=paths, ext=["cls", "cls"], dtypes=[ndd.int32, ndd.uint8],
+                          missing_component_behavior="skip", dont_use_mmap=mmap_off)  # fmt: skip
+        a, b = (np.asarray(t) for t in next(iter(both.next_epoch())))
+        assert a.tolist() == [0] and b.tolist() == [0, 0, 0, 0]
+        b[0] = 7  # the outputs do not share memory
+        assert a.tolist() == [0]
 
 
 def test_case_sensitivity_and_dotted_extensions(tmp_path: Path) -> None:
@@ -185,10 +190,13 @@ def test_truncated_and_malformed_shards(tmp_path: Path) -> None:
     assert good.stat().st_size == size
 
 
-def test_shard_shrinking_after_construction_is_a_read_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dont_use_mmap", [False, True])
+def test_shard_shrinking_after_construction_is_a_read_error(
+    tmp_path: Path, dont_use_mmap: bool
+) -> None:
     p = write_shard(tmp_path / "a.tar", sample_members(0, 4))
-    strict = Webdataset(paths=p, ext=["jpg", "cls"])
-    skip = Webdataset(paths=p, ext=["jpg", "cls"], on_error="skip")
+    strict = Webdataset(paths=p, ext=["jpg", "cls"], dont_use_mmap=dont_use_mmap)
+    skip = Webdataset(paths=p, ext=["jpg", "cls"], on_error="skip", dont_use_mmap=dont_use_mmap)
     p.write_bytes(p.read_bytes()[: 5 * 1024])
     with pytest.raises(WebdatasetFormatError, match=r"cannot read member '000002\.jpg'"):
         list(strict.next_epoch(batch_size=2))

@@ -26,7 +26,7 @@ from headrace._core.dtype import dtype as as_dtype
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace.readers._base import EpochPlan, Reader
 from headrace.readers._file_order import check_file_shuffle, file_order_plan
-from headrace.readers._pread import PositionalFiles
+from headrace.readers._pread import open_files
 from headrace.readers._tar import BLOCK, TarMember, is_hidden, scan_tar, split_name, unsafe_name
 from headrace.readers.file import FileReadError
 
@@ -152,9 +152,15 @@ def parse_index(index_path: str) -> list[SampleEntry]:
 
 
 class _WebdatasetDataset:
-    """The sample table of all shards; ``read(i)`` returns one array per output."""
+    """The sample table of all shards; ``read(i)`` returns one array per output.
+
+    Mapped shards (the default): each output views the mapping. With positional reads
+    (``dont_use_mmap``), a sample whose members lie next to each other in the shard (the usual
+    layout) is read with one ``pread`` covering them all; its outputs are slices of that buffer.
+    """
 
     read_errors = (OSError,)
+    _GAP = 2 * BLOCK  # per member: its header, plus the padding of the previous one
 
     def __init__(
         self,
@@ -164,6 +170,7 @@ class _WebdatasetDataset:
         offsets: np.ndarray,
         sizes: np.ndarray,
         names: list[str],
+        use_mmap: bool = True,
     ) -> None:
         self.paths = paths
         self.dtypes = dtypes
@@ -171,7 +178,21 @@ class _WebdatasetDataset:
         self.offsets = offsets
         self.sizes = sizes
         self.names = names
-        self.files = PositionalFiles(paths)
+        self.files = open_files(paths, use_mmap)
+        present = sizes >= 0
+        big = np.iinfo(np.int64).max
+        self.start = np.where(present, offsets, big).min(axis=1)
+        end = np.where(present, offsets + sizes, 0).max(axis=1)
+        total = np.where(present, sizes, 0).sum(axis=1)
+        self.span = np.where(present.any(axis=1), end - self.start, -1)
+        self.one_read = (self.span >= 0) & (self.span <= total + self._GAP * sizes.shape[1])
+        self.one_read &= not use_mmap  # mapped: every member is a view anyway
+        self.end = end.tolist()
+        self.mapped = use_mmap
+        self.dup = [
+            len({o for o, z in zip(offs, szs) if z >= 0}) < int((np.asarray(szs) >= 0).sum())
+            for offs, szs in zip(offsets.tolist(), sizes.tolist())
+        ]
 
     def __len__(self) -> int:
         return len(self.shard)
@@ -183,25 +204,42 @@ class _WebdatasetDataset:
         shard = int(self.shard[index])
         offs = self.offsets[index].tolist()
         sizes = self.sizes[index].tolist()
-        out: list[np.ndarray] = []
-        for o, (off, size) in enumerate(zip(offs, sizes)):
-            dt = self.dtypes[o]
-            if size < 0:
-                out.append(np.empty(0, dt))
-                continue
-            earlier = next((p for p in range(o) if offs[p] == off and sizes[p] >= 0), None)
-            if earlier is not None:  # one member feeding several outputs
-                out.append(out[earlier].view(np.uint8).copy().view(dt))
-                continue
-            try:
-                out.append(self.files.read(shard, off, size, dt))
-            except (OSError, EOFError) as e:
-                raise _error(
-                    self.paths[shard],
-                    f"cannot read member {self.names[index]!r} of sample {index} "
-                    f"({size} bytes at offset {off}): {e}",
-                ) from e
-        return tuple(out)
+        try:
+            if self.mapped and not self.dup[index]:
+                m = self.files.mapping(shard, self.end[index])  # type: ignore[attr-defined]
+                return tuple(
+                    np.empty(0, dt) if size < 0 else np.frombuffer(m, dt, size // dt.itemsize, off)
+                    for off, size, dt in zip(offs, sizes, self.dtypes)
+                )
+            if self.one_read[index]:
+                start = int(self.start[index])
+                buf = self.files.read(shard, start, int(self.span[index]))
+                out = []
+                for o, (off, size) in enumerate(zip(offs, sizes)):
+                    if size < 0:
+                        out.append(np.empty(0, self.dtypes[o]))
+                        continue
+                    part = buf[off - start : off - start + size]  # offsets are 512-aligned
+                    if any(offs[p] == off and sizes[p] >= 0 for p in range(o)):
+                        part = part.copy()  # one member feeding several outputs: no aliasing
+                    out.append(part if self.dtypes[o] == np.uint8 else part.view(self.dtypes[o]))
+                return tuple(out)
+            out = []
+            for o, (off, size) in enumerate(zip(offs, sizes)):
+                dt = self.dtypes[o]
+                if size < 0:
+                    out.append(np.empty(0, dt))
+                elif any(offs[p] == off and sizes[p] >= 0 for p in range(o)):
+                    out.append(self.files.read(shard, off, size, dt).copy())
+                else:
+                    out.append(self.files.read(shard, off, size, dt))
+            return tuple(out)
+        except (OSError, EOFError) as e:
+            raise _error(
+                self.paths[shard],
+                f"cannot read member {self.names[index]!r} of sample {index} (data at offsets "
+                f"{[o for o, z in zip(offs, sizes) if z >= 0]}): {e}",
+            ) from e
 
 
 class Webdataset(Reader):
@@ -237,9 +275,11 @@ class Webdataset(Reader):
         ``stick_to_shard``.
     shuffle_after_epoch_seed : int, optional
         Seed of that shard order; default: a fixed seed.
-    dont_use_mmap, read_ahead, lazy_init, skip_cached_images, tensor_init_bytes, initial_fill
-        Accepted for compatibility; no effect (reads are positional ``pread`` calls into fresh
-        arrays; ``random_shuffle`` is a full permutation).
+    dont_use_mmap : bool
+        Read with ``pread`` into fresh arrays instead of returning views of a (private,
+        copy-on-write) memory mapping of each shard. Mapping is faster on local disks.
+    read_ahead, lazy_init, skip_cached_images, tensor_init_bytes, initial_fill
+        Accepted for compatibility; no effect (``random_shuffle`` is a full permutation).
     **kwargs
         Common reader arguments: ``shard_id``, ``num_shards``, ``stick_to_shard``,
         ``pad_last_batch``, ``random_shuffle``, ``seed``, ``prefetch_queue_depth``,
@@ -285,6 +325,7 @@ class Webdataset(Reader):
         **kwargs: Any,
     ) -> None:
         super().__init__(max_batch_size, name, device, num_inputs, **kwargs)
+        self._use_mmap = not kwargs.get("dont_use_mmap")
         if paths is None:
             raise InvalidArgumentError("readers.Webdataset: `paths` (the tar shards) is required.")
         if ext is None:
@@ -427,6 +468,7 @@ class Webdataset(Reader):
             np.asarray(rows_off, np.int64).reshape(-1, n_out),
             np.asarray(rows_size, np.int64).reshape(-1, n_out),
             names,
+            self._use_mmap,
         )
 
     def _plan(self) -> EpochPlan:
