@@ -93,3 +93,10 @@ def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
     shapes = [ndd.decoders.image(j).shape for j, _ in r.next_epoch(batch_size=2, compile=True)]
     assert shapes == [[(8, 8, 3)] * 2] * 2
     assert r._capture is not None
+
+
+def test_record_formats(cache: Path) -> None:
+    out = run(cache, "record_formats.py", "--images", "20", "--shards", "3")
+    assert "wrote 20 images: 3 tar shards with index files, 1 RecordIO file" in out
+    assert "webdataset rank 0: 10 samples" in out and "webdataset rank 1: 10 samples" in out
+    assert "both containers agree on 20/20 (image, label) pairs" in out

@@ -14,5 +14,7 @@ from __future__ import annotations
 
 from headrace.readers._base import Reader, ReaderState
 from headrace.readers.file import File
+from headrace.readers.mxnet import MXNet
+from headrace.readers.webdataset import Webdataset
 
-__all__ = ["File", "Reader", "ReaderState"]
+__all__ = ["File", "MXNet", "Reader", "ReaderState", "Webdataset"]
