@@ -13,6 +13,7 @@ Examples
 from __future__ import annotations
 
 from headrace.readers._base import Reader, ReaderState
+from headrace.readers.caffe import Caffe, Caffe2
 from headrace.readers.file import File
 
-__all__ = ["File", "Reader", "ReaderState"]
+__all__ = ["Caffe", "Caffe2", "File", "Reader", "ReaderState"]
