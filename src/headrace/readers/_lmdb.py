@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -31,6 +32,10 @@ from headrace._core.errors import BackendUnavailableError, InvalidTypeError
 from headrace.readers.file import FileReadError, MissingFileError
 
 T = TypeVar("T")
+
+# py-lmdb opens an environment once per process: readers of the same database share it.
+_envs: dict[str, list[Any]] = {}  # real path -> [environment, number of users]
+_envs_lock = threading.Lock()
 
 
 def require_lmdb(op: str) -> Any:
@@ -84,22 +89,35 @@ class LMDBRecords:
         self.envs: list[Any] = []
         self.keys: list[bytes] = []
         self.db_of: list[int] = []
+        self._real: list[str] = []
         self._errors = (lmdb.Error,)
         for d, path in enumerate(paths):
-            env = self._open(lmdb, path, read_ahead)
+            env = self._acquire(lmdb, path, read_ahead)
+            self.envs.append(env)
             try:
                 with env.begin(buffers=False) as txn:
                     keys = list(txn.cursor().iternext(keys=True, values=False))
             except lmdb.Error as e:
-                env.close()
+                self.close()
                 raise FileReadError(
                     errno.EIO, f"{op}: cannot list the records of the database ({e})", path
                 ) from None
-            self.envs.append(env)
             self.keys += keys
             self.db_of += [d] * len(keys)
         if not self.keys:
+            self.close()
             raise FileReadError(errno.ENODATA, f"{op}: the database holds no records", paths[0])
+
+    def _acquire(self, lmdb: Any, path: str, read_ahead: bool) -> Any:
+        """The shared environment of ``path`` (opened and checked on first use)."""
+        real = os.path.realpath(path)
+        with _envs_lock:
+            entry = _envs.get(real)
+            if entry is None:
+                entry = _envs[real] = [self._open(lmdb, path, read_ahead), 0]
+            entry[1] += 1
+            self._real.append(real)
+            return entry[0]
 
     def _open(self, lmdb: Any, path: str, read_ahead: bool) -> Any:
         data = _data_file(path)
@@ -158,9 +176,21 @@ class LMDBRecords:
             raise self.error(index, f"cannot read the record ({e})") from None
 
     def close(self) -> None:
-        for env in self.envs:
-            env.close()
-        self.envs = []
+        """Release the environments (each is closed when its last reader lets it go)."""
+        with _envs_lock:
+            for real in self._real:
+                entry = _envs.get(real)
+                if entry is not None:
+                    entry[1] -= 1
+                    if entry[1] <= 0:
+                        del _envs[real]
+                        entry[0].close()
+            self._real = []
+            self.envs = []
+
+    def __del__(self) -> None:
+        if getattr(self, "_real", None):
+            self.close()
 
 
 __all__ = ["LMDBRecords", "as_paths", "require_lmdb"]
