@@ -151,6 +151,14 @@ def encoded() -> tuple[Samples]:
 
 
 @functools.cache
+def encoded_with_region() -> tuple[Samples, Samples, Samples]:
+    """:func:`encoded` with per-sample float anchors and integer shapes (x, y order)."""
+    anchors = [np.array(a, np.float32) for a in ([0.1, 0.2], [0.0, 0.5], [0.25, 0.0])]
+    shapes = [np.array(s, np.int32) for s in ([10, 8], [5, 5], [20, 1])]
+    return (encoded()[0], anchors, shapes)
+
+
+@functools.cache
 def _tmpdir() -> Path:
     d = Path(tempfile.mkdtemp(prefix="headrace-op-table-"))
     atexit.register(shutil.rmtree, d, ignore_errors=True)
@@ -688,6 +696,27 @@ ROWS: tuple[Row, ...] = (
         bad=({"on_error": "ignore"}, ValueError),
         random=True,
         per_sample=False,
+        gpu_by_device=True,
+    ),
+    Row(
+        "decoders.image_slice",
+        ndd.decoders.image_slice,
+        (
+            Case(encoded_with_region, {}, out_layout="HWC", id="inputs"),
+            Case(
+                encoded,
+                {
+                    "start": _ps([2, 3], [0, 0], [5, 1]),
+                    "rel_end": [0.5, 0.75],
+                    "dtype": ndd.float32,
+                },
+                out_layout="HWC",
+                id="arguments",
+            ),
+            Case(encoded, {"rel_start": 0.25, "shape": [6], "axis_names": "H"}, out_layout="HWC"),
+        ),
+        empty=True,
+        bad=({"axis_names": "WQ"}, InvalidArgumentError),
         gpu_by_device=True,
     ),
     Row(
