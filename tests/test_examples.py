@@ -93,3 +93,16 @@ def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
     shapes = [ndd.decoders.image(j).shape for j, _ in r.next_epoch(batch_size=2, compile=True)]
     assert shapes == [[(8, 8, 3)] * 2] * 2
     assert r._capture is not None
+
+
+def test_lmdb_datasets(cache: Path) -> None:
+    pytest.importorskip("lmdb")
+    pytest.importorskip("google.protobuf")
+    pytest.importorskip("lz4")
+    out = run(cache, "lmdb_datasets.py")
+    for shard in (0, 1):
+        assert f"Caffe shard {shard}: centre shape (20, 30, 3), all white: True" in out
+    assert "Caffe labels over both shards: [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4]" in out
+    assert "Caffe2 multi-hot labels: [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [0, 0, 1, 0, 1]]" in out
+    assert "Caffe2 boxes cut out: [(20, 30, 3), (20, 30, 3), (20, 30, 3)]" in out
+    assert re.search(r"inflate: \(3, 40, 60, 3\) FHWC, 43200 bytes from \d+, identical: True", out)
