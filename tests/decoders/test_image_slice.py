@@ -133,3 +133,11 @@ def test_matches_dali_float_and_batches() -> None:
     for a, b in zip(ours.tensors, ref.tensors, strict=True):
         assert a.shape == b.shape
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+
+
+def test_slice_takes_integer_inputs_as_pixels_like_image_slice() -> None:
+    x = ndd.tensor(IMG, layout="HWC")
+    out = ndd.slice(x, i32(3, 4), i32(5, 6))  # normalized_anchor/shape default True: ignored
+    np.testing.assert_array_equal(np.asarray(out), IMG[4:10, 3:8])
+    rel = ndd.slice(x, f32(0.1, 0.2), f32(0.5, 0.5))
+    np.testing.assert_array_equal(np.asarray(rel), IMG[4:14, 3:18])
