@@ -100,3 +100,16 @@ def test_record_formats(cache: Path) -> None:
     assert "wrote 20 images: 3 tar shards with index files, 1 RecordIO file" in out
     assert "webdataset rank 0: 10 samples" in out and "webdataset rank 1: 10 samples" in out
     assert "both containers agree on 20/20 (image, label) pairs" in out
+
+
+def test_lmdb_datasets(cache: Path) -> None:
+    pytest.importorskip("lmdb")
+    pytest.importorskip("google.protobuf")
+    pytest.importorskip("lz4")
+    out = run(cache, "lmdb_datasets.py")
+    for shard in (0, 1):
+        assert f"Caffe shard {shard}: centre shape (20, 30, 3), all white: True" in out
+    assert "Caffe labels over both shards: [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4]" in out
+    assert "Caffe2 multi-hot labels: [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [0, 0, 1, 0, 1]]" in out
+    assert "Caffe2 boxes cut out: [(20, 30, 3), (20, 30, 3), (20, 30, 3)]" in out
+    assert re.search(r"inflate: \(3, 40, 60, 3\) FHWC, 43200 bytes from \d+, identical: True", out)

@@ -253,6 +253,9 @@ def info_lines() -> list[str]:
         ("nvImageCodec", _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13")
          or missing),
         ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),
+        ("lmdb (readers.Caffe, Caffe2)", _version("lmdb") or missing),
+        ("protobuf (readers.Caffe, Caffe2)", _version("protobuf") or missing),
+        ("lz4 (decoders.inflate)", _version("lz4") or missing),
     ]  # fmt: skip
     torch_v = _version("torch")
     cuda = "no (torch not installed)"

@@ -13,8 +13,9 @@ Examples
 from __future__ import annotations
 
 from headrace.readers._base import Reader, ReaderState
+from headrace.readers.caffe import Caffe, Caffe2
 from headrace.readers.file import File
 from headrace.readers.mxnet import MXNet
 from headrace.readers.webdataset import Webdataset
 
-__all__ = ["File", "MXNet", "Reader", "ReaderState", "Webdataset"]
+__all__ = ["Caffe", "Caffe2", "File", "MXNet", "Reader", "ReaderState", "Webdataset"]
