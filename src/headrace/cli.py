@@ -253,6 +253,8 @@ def info_lines() -> list[str]:
         ("nvImageCodec", _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13")
          or missing),
         ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),
+        ("protobuf (readers.TFRecord)", _version("protobuf") or missing),
+        ("google-crc32c (readers.TFRecord)", _version("google-crc32c") or missing),
     ]  # fmt: skip
     torch_v = _version("torch")
     cuda = "no (torch not installed)"
