@@ -82,8 +82,10 @@ class Feature:
 
         Examples
         --------
-        >>> VarLenFeature([3], float32, 0.0).shape_for(6), FixedLenFeature([2], int64, 0).shape_for(3)
-        ((2, 3), None)
+        >>> VarLenFeature([3], float32, 0.0).shape_for(6)
+        (2, 3)
+        >>> FixedLenFeature([2], int64, 0).shape_for(3) is None
+        True
         """
         if self.type == string:
             return (count,)
@@ -217,7 +219,8 @@ def VarLenFeature(*args: Any, **kwargs: Any) -> Feature:
     (2, 2, 2)
     """
     rest = list(args)
-    if rest and not isinstance(rest[0], (str, bytes)) and isinstance(rest[0], (Sequence, np.ndarray)):
+    first = rest[0] if rest else None
+    if isinstance(first, (Sequence, np.ndarray)) and not isinstance(first, (str, bytes)):
         if "partial_shape" in kwargs:
             raise InvalidTypeError("tfrecord.VarLenFeature: partial_shape given twice.")
         kwargs["partial_shape"] = rest.pop(0)
@@ -228,7 +231,7 @@ def VarLenFeature(*args: Any, **kwargs: Any) -> Feature:
     bound: dict[str, Any] = dict(zip(("type", "default_value"), rest))
     for k, v in kwargs.items():
         if k not in ("partial_shape", "type", "default_value") or k in bound:
-            raise InvalidTypeError(f"tfrecord.VarLenFeature: unexpected or repeated argument {k!r}.")
+            raise InvalidTypeError(f"tfrecord.VarLenFeature: unexpected or repeated argument {k!r}")
         bound[k] = v
     if "type" not in bound:
         raise InvalidTypeError("tfrecord.VarLenFeature: missing the value type.")

@@ -130,7 +130,8 @@ class _TFRecordDataset:
         return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
     def read(self, index: int) -> tuple[np.ndarray, ...]:
-        fid, offset, size = int(self.file_ids[index]), int(self.offsets[index]), int(self.sizes[index])
+        fid, offset = int(self.file_ids[index]), int(self.offsets[index])
+        size = int(self.sizes[index])
         try:
             fd, total = self.files.get(fid)
             if offset + size > total:  # never ask for more than the file holds
