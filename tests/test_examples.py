@@ -93,3 +93,13 @@ def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
     shapes = [ndd.decoders.image(j).shape for j, _ in r.next_epoch(batch_size=2, compile=True)]
     assert shapes == [[(8, 8, 3)] * 2] * 2
     assert r._capture is not None
+
+
+def test_tfrecord_reading(cache: Path) -> None:
+    pytest.importorskip("google.protobuf")
+    pytest.importorskip("google_crc32c")
+    out = run(cache, "tfrecord_reading.py", "--files", "3", "--per-file", "4", "--batch-size", "4")
+    assert "first batch: image (32, 32, 3), boxes (1, 4)" in out
+    assert "epoch: 12 records of 12, each once: True" in out
+    assert "indexes built and cached next to the data: 3 of 3" in out
+    assert out.count("cover all once: True") == 2, out

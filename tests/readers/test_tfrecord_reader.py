@@ -15,6 +15,14 @@ import pytest
 pytest.importorskip("google.protobuf")
 pytest.importorskip("google_crc32c")
 
+from tests._helpers.tfrecord_data import (
+    encode_example,
+    frame,
+    masked_crc,
+    write_index,
+    write_tfrecord,
+)
+
 import headrace.tfrecord as tfrec
 from headrace._core.batch import Batch
 from headrace._core.errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
@@ -23,13 +31,6 @@ from headrace.readers import _example_proto as proto
 from headrace.readers import tfrecord_index as tfi
 from headrace.readers.file import MissingFileError
 from headrace.readers.tfrecord import TFRecordError
-from tests._helpers.tfrecord_data import (
-    encode_example,
-    frame,
-    masked_crc,
-    write_index,
-    write_tfrecord,
-)
 
 N_FILES, PER_FILE = 3, 4  # 12 records; record r has label r
 
@@ -231,7 +232,7 @@ def test_stale_user_index_is_an_error(files: list[Path], tmp_path: Path) -> None
     idx = tmp_path / "stale.idx"
     write_index(idx, files[0])
     write_tfrecord(files[0], [record(k) for k in (5, 66, 77, 99)])  # other record sizes
-    with pytest.raises(TFRecordError, match="stale or wrong index file|CRC mismatch"):
+    with pytest.raises(TFRecordError, match=r"stale or wrong index file|CRC mismatch"):
         list(TFRecord(path=files[0], index_path=idx, features=FEATURES).next_epoch())
 
 
@@ -336,7 +337,7 @@ def test_on_error_skip_drops_whole_samples_counts_and_warns(tmp_path: Path) -> N
     assert got == [(0, b"\x00"), (1, b"\x01\x01"), (3, b"\x03" * 4)]  # labels stay aligned
     assert r.get_metadata()["skipped"] == 2
     strict = TFRecord(path=p, features=FEATURES)
-    with pytest.raises(TFRecordError, match="record 2 at byte offset .*not a tf.train.Example"):
+    with pytest.raises(TFRecordError, match=r"record 2 at byte offset .*not a tf\.train\.Example"):
         list(strict.next_epoch())
 
 
@@ -464,7 +465,7 @@ def test_matches_dali(files: list[Path], tmp_path: Path) -> None:
                "pad_last_batch": True}):  # fmt: skip
         for bs in (None, 3):
 
-            def ref() -> Any:
+            def ref(kw: dict[str, Any] = kw) -> Any:
                 return dndd.readers.TFRecord(path=[str(p) for p in files], features=theirs,
                                              index_path=[str(i) for i in idx], **kw)  # fmt: skip
 
