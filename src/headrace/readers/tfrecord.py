@@ -1,15 +1,18 @@
 """``readers.TFRecord``: ``tf.train.Example`` records of TFRecord files, as named features.
 
 Records are found through index files (the reference's ``offset size`` format; built and cached
-on first use when not given, see :mod:`headrace.readers.tfrecord_index`), read with one
-positional read each, checked (both CRCs, the index's size), parsed with ``protobuf`` and turned
-into one array per feature of ``features`` (see :mod:`headrace.tfrecord`). Needs the
-``tfrecord`` extra (``pip install headrace[tfrecord]``).
+on first use when not given, see :mod:`headrace.readers.tfrecord_index`), read from a memory map
+of each file (or with positional reads), checked (both CRCs, the index's size), parsed with
+``protobuf`` and turned into one array per feature of ``features`` (see
+:mod:`headrace.tfrecord`). Needs the ``tfrecord`` extra (``pip install headrace[tfrecord]``).
 """
 
 from __future__ import annotations
 
+import array
 import math
+import mmap
+import operator
 import os
 import struct
 import threading
@@ -46,40 +49,156 @@ _DTYPES: dict[int, DType] = {tf_int64: int64, tf_float32: float32, tf_string: ui
 _DEFAULT_FILE_SHUFFLE_SEED = 0x7F4A_7C15  # shuffle_after_epoch without a seed: same every run
 _MAX_OPEN_FILES = 64
 _WHAT = "readers.TFRecord"
+_HEAD = struct.Struct("<QI")  # length, masked CRC of the length
+_U32 = struct.Struct("<I")
 
 
-class _Files:
-    """Open file descriptors (at most ``_MAX_OPEN_FILES``, least recently used closed first)."""
+class _OpenFile:
+    """One open TFRecord file: its size and either a memory map or a descriptor."""
 
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
-        self._open: OrderedDict[int, tuple[int, int]] = OrderedDict()
-        self._lock = threading.Lock()
+    __slots__ = ("fd", "mm", "size", "u8", "view")
 
-    def get(self, fid: int) -> tuple[int, int]:
-        """``(fd, size)`` of file ``fid``."""
-        with self._lock:
-            hit = self._open.get(fid)
-            if hit is not None:
-                self._open.move_to_end(fid)
-                return hit
-            fd = os.open(self.paths[fid], os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            entry = (fd, os.fstat(fd).st_size)
-            self._open[fid] = entry
-            while len(self._open) > _MAX_OPEN_FILES:
-                os.close(self._open.popitem(last=False)[1][0])
-            return entry
+    def __init__(self, path: str, use_mmap: bool) -> None:
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        self.size = os.fstat(self.fd).st_size
+        self.mm: mmap.mmap | None = None
+        self.u8: np.ndarray | None = None  # views for google_crc32c (no memoryviews) ...
+        self.view: memoryview | None = None  # ... and for protobuf (no ndarrays)
+        if use_mmap and self.size:
+            self.mm = mmap.mmap(self.fd, 0, access=mmap.ACCESS_READ)
+            self.u8 = np.frombuffer(self.mm, np.uint8)
+            self.view = memoryview(self.mm)
+            os.close(self.fd)
+            self.fd = -1
+
+    def read(self, offset: int, size: int) -> tuple[Any, Any]:
+        """The record's bytes as ``(ndarray, memoryview)`` (views of the map when mapped)."""
+        if self.view is not None:
+            return self.u8[offset : offset + size], self.view[offset : offset + size]  # type: ignore[index]
+        buf = os.pread(self.fd, size, offset)
+        return np.frombuffer(buf, np.uint8), memoryview(buf)
 
     def close(self) -> None:
-        with self._lock:
-            while self._open:
-                os.close(self._open.popitem()[1][0])
+        # a map still viewed by a caller's array closes when the last view goes away
+        self.u8 = self.view = self.mm = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
     def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
+
+
+class _Files:
+    """Open files (at most ``_MAX_OPEN_FILES``; the least recently used is closed first)."""
+
+    def __init__(self, paths: list[str], use_mmap: bool) -> None:
+        self.paths = paths
+        self.use_mmap = use_mmap
+        self._open: OrderedDict[int, _OpenFile] = OrderedDict()
+        self._last: tuple[int, _OpenFile | None] = (-1, None)
+        self._lock = threading.Lock()
+
+    def get(self, fid: int) -> _OpenFile:
+        last = self._last  # fast path: records of one file tend to come together
+        if last[0] == fid:
+            return last[1]  # type: ignore[return-value]
+        with self._lock:
+            entry = self._open.get(fid)
+            if entry is not None:
+                self._open.move_to_end(fid)
+            else:
+                entry = self._open[fid] = _OpenFile(self.paths[fid], self.use_mmap)
+                while len(self._open) > _MAX_OPEN_FILES:
+                    _, old = self._open.popitem(last=False)
+                    if self._last[1] is old:
+                        self._last = (-1, None)
+                    old.close()
+            self._last = (fid, entry)
+            return entry
+
+    def close(self) -> None:
+        with self._lock:
+            self._last = (-1, None)
+            while self._open:
+                self._open.popitem()[1].close()
+
+
+def _extractor(name: str, f: Feature) -> Any:
+    """``extract(fmap) -> ndarray | str``: the feature's output, or what is wrong with it."""
+    field = LIST_FIELDS[f.type]
+    dtype = f.dtype
+    fixed, shape = f.fixed, f.shape
+    default = f.default_value
+    missing_shape = (0, *shape)
+    volume = math.prod(shape)
+    need = (
+        f"{volume} (shape {list(shape)})"
+        if fixed
+        else f"a multiple of {volume} (partial shape {list(shape)})"
+    )
+
+    def wrong_kind(feature: Any) -> str | None:
+        kind = feature.WhichOneof("kind")
+        if kind is None or kind == field:
+            return None
+        return f"feature {name!r} holds {kind} values, `features` declares {field.split('_')[0]}"
+
+    def missing() -> np.ndarray | str:
+        if not fixed:
+            return np.empty(missing_shape, dtype)
+        if default is None:
+            return f"feature {name!r} is missing and has no default value"
+        return default.copy()
+
+    if f.type == tf_string:
+
+        def extract(fmap: Any) -> np.ndarray | str:
+            feature = fmap.get(name)
+            if feature is None:
+                return missing()
+            values = feature.bytes_list.value
+            if len(values) != 1:  # (values of another type leave this list empty)
+                return wrong_kind(feature) or (
+                    f"feature {name!r} holds {len(values)} byte strings, not 1"
+                )
+            return np.frombuffer(values[0], np.uint8)  # read-only: shares the fresh bytes
+
+        return extract
+
+    values_of = operator.attrgetter(f"{field}.value")
+    one_dim = fixed and len(shape) == 1
+
+    def extract_numbers(fmap: Any) -> np.ndarray | str:
+        feature = fmap.get(name)
+        if feature is None:
+            return missing()
+        values = values_of(feature)
+        count = len(values)
+        if fixed:
+            if count != volume:  # (values of another type leave this list empty)
+                return (
+                    wrong_kind(feature) or f"feature {name!r} holds {count} values; expected {need}"
+                )
+            if one_dim:
+                return np.fromiter(values, dtype, count)
+            out_shape = shape
+        else:
+            if count == 0 and (problem := wrong_kind(feature)):
+                return problem
+            out_shape = f.shape_for(count)  # type: ignore[assignment]
+            if out_shape is None:
+                return f"feature {name!r} holds {count} values; expected {need}"
+        if count > 32 and field == "float_list":  # packed floats: one copy, no iteration
+            raw = getattr(feature, field).SerializeToString()
+            arr = np.frombuffer(raw, "<f4", count, len(raw) - 4 * count)  # read-only
+            return arr.reshape(out_shape)
+        return np.fromiter(values, dtype, count).reshape(out_shape)
+
+    return extract_numbers
 
 
 class _TFRecordDataset:
@@ -96,25 +215,33 @@ class _TFRecordDataset:
         first_record: np.ndarray,
         features: dict[str, Feature],
         warn_skips: bool,
+        use_mmap: bool = True,
     ) -> None:
-        self.files = _Files(paths)
-        self.file_ids, self.offsets, self.sizes = file_ids, offsets, sizes
-        self.first_record = first_record  # dataset index of each file's record 0
-        self.features = list(features.items())
+        self.files = _Files(paths, use_mmap)
+        # array.array: compact, and indexing gives Python ints quickly
+        self.file_ids = array.array("i", file_ids.astype(np.int32).tobytes())
+        self.offsets = array.array("q", offsets.astype(np.int64).tobytes())
+        self.sizes = array.array("q", sizes.astype(np.int64).tobytes())
+        self.first_record = [int(v) for v in first_record]  # dataset index of each record 0
+        self._prefix = [f"{p} (record " for p in paths]
+        self.extractors = [_extractor(name, f) for name, f in features.items()]
         self.warn_skips = warn_skips
         self._crc = crc32c_module().value
-        self._example = example_class()
+        self._parse = example_class().FromString
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     def _where(self, index: int) -> tuple[str, int, int]:
-        fid = int(self.file_ids[index])
-        return self.files.paths[fid], index - int(self.first_record[fid]), int(self.offsets[index])
+        fid = self.file_ids[index]
+        return self.files.paths[fid], index - self.first_record[fid], self.offsets[index]
 
     def source(self, index: int) -> str:
-        path, record, offset = self._where(index)
-        return f"{path} (record {record} at byte offset {offset})"
+        fid = self.file_ids[index]
+        return (
+            f"{self._prefix[fid]}{index - self.first_record[fid]} at byte offset "
+            f"{self.offsets[index]})"
+        )
 
     def _fail(self, index: int, what: str, exc: type[Exception] = TFRecordError) -> Exception:
         path, record, offset = self._where(index)
@@ -125,80 +252,48 @@ class _TFRecordDataset:
             return TFRecordError(message, path, offset)
         return FileReadError(5, message, path)  # EIO
 
-    def _masked(self, data: Any) -> int:
-        c = self._crc(data)
-        return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-    def read(self, index: int) -> tuple[np.ndarray, ...]:
-        fid, offset = int(self.file_ids[index]), int(self.offsets[index])
-        size = int(self.sizes[index])
+    def read(self, index: int) -> tuple[np.ndarray | str, ...]:
+        offset, size = self.offsets[index], self.sizes[index]
         try:
-            fd, total = self.files.get(fid)
-            if offset + size > total:  # never ask for more than the file holds
+            file = self.files.get(self.file_ids[index])
+            if offset + size > file.size:  # never ask for more than the file holds
                 raise self._fail(
                     index, f"truncated record: the index says {size} bytes, the file ends "
-                    f"{total - offset} bytes after the record's start"
+                    f"{file.size - offset} bytes after the record's start"
                 )  # fmt: skip
-            buf = os.pread(fd, size, offset)
+            if file.view is not None:
+                end = offset + size
+                u8, view = file.u8[offset:end], file.view[offset:end]  # type: ignore[index]
+            else:
+                u8, view = file.read(offset, size)
         except OSError as e:
             if isinstance(e, FileReadError):
                 raise
             raise self._fail(index, f"cannot read ({e.strerror or e})", OSError) from e
-        if len(buf) != size:
-            raise self._fail(index, f"truncated record ({len(buf)} of {size} bytes read)")
-        (length,) = struct.unpack_from("<Q", buf)
-        (length_crc,) = struct.unpack_from("<I", buf, HEADER - 4)
-        (data_crc,) = struct.unpack_from("<I", buf, size - 4)
-        raw = np.frombuffer(buf, np.uint8)  # google_crc32c takes ndarray views, not memoryviews
-        if self._masked(raw[:8]) != length_crc:
+        if len(view) != size:
+            raise self._fail(index, f"truncated record ({len(view)} of {size} bytes read)")
+        length, length_crc = _HEAD.unpack_from(view)
+        c = self._crc(u8[:8])
+        if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != length_crc:
             raise self._fail(index, "corrupt record header (length CRC mismatch)")
         if length + FRAMING != size:
             raise self._fail(
                 index, f"the record holds {length} bytes of data but the index gives it "
                 f"{size} bytes (expected {length + FRAMING}): a stale or wrong index file"
             )  # fmt: skip
-        if self._masked(raw[HEADER : HEADER + length]) != data_crc:
+        c = self._crc(u8[HEADER : HEADER + length])
+        (data_crc,) = _U32.unpack_from(view, size - 4)
+        if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != data_crc:
             raise self._fail(index, "corrupt record data (data CRC mismatch)")
         try:
-            example = self._example.FromString(memoryview(buf)[HEADER : HEADER + length])
+            fmap = self._parse(view[HEADER : HEADER + length]).features.feature
         except Exception as e:  # protobuf's DecodeError
             raise self._fail(index, f"not a tf.train.Example ({e})") from None
-        fmap = example.features.feature
-        return tuple(self._extract(index, fmap, name, f) for name, f in self.features)
-
-    def _extract(self, index: int, fmap: Any, name: str, f: Feature) -> np.ndarray:
-        if name not in fmap:
-            if not f.fixed:
-                return np.empty((0, *f.shape), f.dtype)
-            if f.default_value is None:
-                raise self._fail(index, f"feature {name!r} is missing and has no default value")
-            return f.default_value.copy()
-        feature = fmap[name]
-        field = LIST_FIELDS[f.type]
-        kind = feature.WhichOneof("kind")
-        if kind is not None and kind != field:
-            raise self._fail(
-                index, f"feature {name!r} holds {kind} values, `features` declares "
-                f"{field.split('_')[0]}"
-            )  # fmt: skip
-        values = getattr(feature, field).value
-        count = len(values)
-        if f.type == tf_string:
-            if count != 1:
-                raise self._fail(index, f"feature {name!r} holds {count} byte strings, not 1")
-            return np.frombuffer(values[0], np.uint8).copy()
-        shape = f.shape_for(count)
-        if shape is None:
-            need = (
-                f"{math.prod(f.shape)} (shape {list(f.shape)})"
-                if f.fixed
-                else f"a multiple of {math.prod(f.shape)} (partial shape {list(f.shape)})"
-            )
-            raise self._fail(index, f"feature {name!r} holds {count} values; expected {need}")
-        if f.type == tf_float32 and count > 32:  # packed floats: one buffer copy, no iteration
-            raw = getattr(feature, field).SerializeToString()
-            return np.frombuffer(raw, "<f4", count, len(raw) - 4 * count).reshape(shape).copy()
-        return np.fromiter(values, f.dtype, count).reshape(shape)
+        out = [extract(fmap) for extract in self.extractors]
+        for o in out:
+            if type(o) is str:
+                raise self._fail(index, o)
+        return tuple(out)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -263,7 +358,8 @@ class TFRecord(Reader):
 
     Each step yields a ``dict`` from feature name to a :class:`Tensor` (sample mode) or a
     :class:`Batch` (``batch_size`` given), in the order of ``features``: ``int64`` features as
-    int64, ``float32`` as float32, ``string`` features as the bytes (1-D uint8) of the string.
+    int64, ``float32`` as float32, ``string`` features as the bytes (1-D uint8, read-only) of
+    the string.
     Records are numbered across the files in the order given; sharding and shuffling work on
     those numbers.
 
@@ -288,9 +384,13 @@ class TFRecord(Reader):
         in sequence; combines with ``random_shuffle``, excludes ``stick_to_shard``.
     shuffle_after_epoch_seed : int, optional
         Seed of that file order (default: a fixed seed, the same order in every run).
-    use_o_direct, dont_use_mmap, lazy_init, read_ahead, skip_cached_images, tensor_init_bytes
-        Accepted; they do not change what is read (records are read with positional reads
-        through the page cache; the index is loaded at construction).
+    dont_use_mmap : bool
+        Read records with positional reads instead of through a memory map of each file (use
+        it for files that may be rewritten while being read: a mapped file that shrinks under
+        the reader makes the process fail).
+    use_o_direct, lazy_init, read_ahead, skip_cached_images, tensor_init_bytes
+        Accepted; they do not change what is read (reads go through the page cache; the index
+        is loaded at construction).
     **kwargs
         Common reader arguments: ``shard_id``, ``num_shards``, ``stick_to_shard``,
         ``pad_last_batch``, ``random_shuffle``, ``seed``, ``prefetch_queue_depth``,
@@ -313,8 +413,8 @@ class TFRecord(Reader):
     ...         for part in (head, masked_crc(head), data, masked_crc(data)):
     ...             _ = f.write(part.to_bytes(4, "little") if isinstance(part, int) else part)
     >>> r = TFRecord(path=path, features={"label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
-    >>> [out["label"].tolist() for out in r.next_epoch(batch_size=2)]
-    [[[3], [5]]]
+    >>> [[int(t.item()) for t in out["label"].tensors] for out in r.next_epoch(batch_size=2)]
+    [[3, 5]]
     """
 
     def __init__(
@@ -398,6 +498,7 @@ class TFRecord(Reader):
             np.asarray(starts[:-1], np.int64),
             feats,
             self._skip,
+            use_mmap=not kwargs.get("dont_use_mmap"),
         )
         self._finish_init()
 
