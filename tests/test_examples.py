@@ -113,3 +113,13 @@ def test_lmdb_datasets(cache: Path) -> None:
     assert "Caffe2 multi-hot labels: [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [0, 0, 1, 0, 1]]" in out
     assert "Caffe2 boxes cut out: [(20, 30, 3), (20, 30, 3), (20, 30, 3)]" in out
     assert re.search(r"inflate: \(3, 40, 60, 3\) FHWC, 43200 bytes from \d+, identical: True", out)
+
+
+def test_tfrecord_reading(cache: Path) -> None:
+    pytest.importorskip("google.protobuf")
+    pytest.importorskip("google_crc32c")
+    out = run(cache, "tfrecord_reading.py", "--files", "3", "--per-file", "4", "--batch-size", "4")
+    assert "first batch: image (32, 32, 3), boxes (1, 4)" in out
+    assert "epoch: 12 records of 12, each once: True" in out
+    assert "indexes built and cached next to the data: 3 of 3" in out
+    assert out.count("cover all once: True") == 2, out

@@ -254,7 +254,8 @@ def info_lines() -> list[str]:
          or missing),
         ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),
         ("lmdb (readers.Caffe, Caffe2)", _version("lmdb") or missing),
-        ("protobuf (readers.Caffe, Caffe2)", _version("protobuf") or missing),
+        ("protobuf (readers.Caffe, Caffe2, TFRecord)", _version("protobuf") or missing),
+        ("google-crc32c (readers.TFRecord)", _version("google-crc32c") or missing),
         ("lz4 (decoders.inflate)", _version("lz4") or missing),
     ]  # fmt: skip
     torch_v = _version("torch")
