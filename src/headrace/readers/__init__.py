@@ -14,5 +14,6 @@ from __future__ import annotations
 
 from headrace.readers._base import Reader, ReaderState
 from headrace.readers.file import File
+from headrace.readers.npy import Numpy
 
-__all__ = ["File", "Reader", "ReaderState"]
+__all__ = ["File", "Numpy", "Reader", "ReaderState"]
