@@ -347,6 +347,27 @@ def fill_scalar(value: float, dtype: np.dtype) -> Any:
     return dtype.type(value)
 
 
+def convert(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``a`` as ``dtype``: floats to integers round half away from zero, integers saturate,
+    anything to bool is ``!= 0`` (NaN becomes 0 in integers)."""
+    dtype = np.dtype(dtype)
+    if a.dtype == dtype:
+        return a
+    if dtype.kind == "b":
+        return a != 0
+    if dtype.kind in "iu" and a.dtype.kind in "iufb":
+        info = np.iinfo(dtype)
+        if a.dtype.kind == "f":
+            v = np.nan_to_num(a.astype(np.float64), nan=0.0)
+            v = np.where(v >= 0, np.floor(v + 0.5), np.ceil(v - 0.5))
+            return np.clip(v, info.min, info.max).astype(dtype)
+        if a.dtype.kind != "b":
+            src = np.iinfo(a.dtype)
+            if src.min < info.min or src.max > info.max:
+                return np.clip(a, max(src.min, info.min), min(src.max, info.max)).astype(dtype)
+    return a.astype(dtype)
+
+
 def _native(dtype: np.dtype) -> np.dtype:
     return dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
 
@@ -372,7 +393,7 @@ def extract(view: np.ndarray, roi: Roi | None, where: str = "data") -> np.ndarra
     return out
 
 
-def decode(data: Any, roi: Roi | None = None, where: str = "data") -> np.ndarray:
+def decode(data: Any, roi: Roi | None = None, where: str = ".npy data") -> np.ndarray:
     """The array in ``.npy`` bytes (a ``bytes``-like object or a 1-D uint8 array).
 
     Raises
@@ -507,6 +528,7 @@ __all__ = [
     "NpyHeader",
     "Roi",
     "decode",
+    "convert",
     "extract",
     "fill_scalar",
     "header_size",

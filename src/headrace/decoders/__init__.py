@@ -1,4 +1,4 @@
-"""``ndd.decoders``: image decoders.
+"""``ndd.decoders``: image and ``.npy`` decoders.
 
 Examples
 --------
@@ -8,5 +8,6 @@ True
 """
 
 from headrace.decoders.image import image, image_crop, image_random_crop, skipped_count
+from headrace.decoders.npy import numpy
 
-__all__ = ["image", "image_crop", "image_random_crop", "skipped_count"]
+__all__ = ["image", "image_crop", "image_random_crop", "numpy", "skipped_count"]
