@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from headrace import codecs
-from headrace.codecs import npy as _npy
 from headrace._core import dtype as _dt
 from headrace._core import storage as _st
 from headrace._core.batch import Batch, split_dense
@@ -31,6 +30,7 @@ from headrace._core.device import CPU
 from headrace._core.errors import DecodeError, InvalidArgumentError
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
+from headrace.codecs import npy as _npy
 
 Vals = dict[str, Any]
 Kernel = Callable[[KernelContext, list[Any], Vals], tuple[Batch, ...]]

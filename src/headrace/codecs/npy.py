@@ -110,7 +110,9 @@ def _literal(text: str, where: str) -> tuple[str, bool, tuple[int, ...]]:
     try:
         d = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise NpyFormatError(f"{where}: the .npy header is not a dict literal.", source=where)
+        raise NpyFormatError(
+            f"{where}: the .npy header is not a dict literal.", source=where
+        ) from None
     if not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}:
         raise NpyFormatError(
             f"{where}: the .npy header must have exactly the keys descr, fortran_order, shape.",
@@ -164,7 +166,9 @@ def parse_header(head: bytes, file_size: int | None = None, where: str = "data")
     try:
         dt = np.dtype(descr)
     except TypeError:
-        raise NpyFormatError(f"{where}: unknown .npy element type {descr!r}.", source=where)
+        raise NpyFormatError(
+            f"{where}: unknown .npy element type {descr!r}.", source=where
+        ) from None
     if dt.kind not in _KINDS or dt.itemsize not in _KINDS[dt.kind]:
         raise NpyFormatError(
             f"{where}: unsupported element type {descr!r} ({dt}); supported: bool, int8-64, "
@@ -195,7 +199,7 @@ def _vec(name: str, value: Any, integral: bool) -> tuple[float, ...] | None:
 
 def _round(v: float) -> int:
     """Round half away from zero."""
-    return int(math.floor(v + 0.5)) if v >= 0 else int(math.ceil(v - 0.5))
+    return math.floor(v + 0.5) if v >= 0 else math.ceil(v - 0.5)
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,11 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace._core import storage as _st
-from headrace._core.batch import Batch
-from headrace._core.device import CPU, Device
 from headrace._core.errors import DecodeError, InvalidArgumentError
-from headrace._core.tensor import Tensor
 from headrace.codecs import npy
 from headrace.readers._base import Reader
 from headrace.readers._files import resolve_files
+from headrace.readers._outputs import output_device, shuffle_seed, wrap_arrays
 from headrace.readers.file import FileReadError, MissingFileError
 
 _OP = "readers.Numpy"
@@ -169,13 +166,8 @@ class Numpy(Reader):
         shuffle_after_epoch_seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        dev = device if isinstance(device, Device) else Device(str(device))
-        if dev.device_type not in ("cpu", "gpu"):
-            raise InvalidArgumentError(f"Invalid device {device!r} for {_OP}: 'cpu' or 'gpu'.")
-        self._out_device = dev
-        if shuffle_after_epoch and shuffle_after_epoch_seed is not None:
-            if kwargs.get("seed") is None:
-                kwargs["seed"] = shuffle_after_epoch_seed
+        self._out_device = output_device(_OP, device)
+        shuffle_seed(kwargs, shuffle_after_epoch, shuffle_after_epoch_seed)
         super().__init__(max_batch_size, name, "cpu", num_inputs, **kwargs)
         if shuffle_after_epoch and (self._random_shuffle or self._stick_to_shard):
             raise InvalidArgumentError(
@@ -208,26 +200,7 @@ class Numpy(Reader):
     def _wrap(
         self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
     ) -> tuple[Any, ...]:
-        arrays = [s[0] for s in samples]
-        first = arrays[0]
-        for a, src in zip(arrays, sources):
-            if a.dtype != first.dtype or a.ndim != first.ndim:
-                raise InvalidArgumentError(
-                    f"{_OP}: all samples of a batch need the same element type and number of "
-                    f"dimensions; {sources[0]!r} is {first.dtype} {first.ndim}-D, {src!r} is "
-                    f"{a.dtype} {a.ndim}-D."
-                )
-        dt = _dt.from_numpy(first.dtype)
-        dev = self._out_device
-        if dev.device_type != "cpu":
-            arrays = [_st.move(a, dev, dt) for a in arrays]
-        if not batch:
-            t = Tensor._wrap(arrays[0], dt, None, dev)
-            t._source = sources[0]
-            return (t,)
-        b = Batch._wrap(arrays, dt, None, dev if dev.device_type != "cpu" else CPU)
-        b._sources = list(sources)
-        return (b,)
+        return wrap_arrays(_OP, samples, sources, batch, self._out_device)
 
 
 __all__ = ["Numpy"]

@@ -1,5 +1,5 @@
-"""GPU decoder kernels: images and ``.npy`` arrays are decoded on the host (the CPU kernel) and each uploaded once
-(nvImageCodec decoding is not wired yet), so GPU pixels equal the CPU ones.
+"""GPU decoder kernels: images and ``.npy`` arrays are decoded on the host (the CPU kernel) and
+each uploaded once (nvImageCodec decoding is not wired yet), so GPU pixels equal the CPU ones.
 
 Examples
 --------
