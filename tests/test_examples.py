@@ -93,3 +93,10 @@ def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
     shapes = [ndd.decoders.image(j).shape for j, _ in r.next_epoch(batch_size=2, compile=True)]
     assert shapes == [[(8, 8, 3)] * 2] * 2
     assert r._capture is not None
+
+
+def test_numpy_volumes(cache: Path) -> None:
+    out = run(cache, "numpy_volumes.py", "--scans", "4", "--size", "32")
+    assert "roi patches: 4 of shape (16, 16, 16), equal to the slices: True" in out
+    assert "padded roi: shape (32, 20, 24)" in out
+    assert "decoders.numpy: 4 volumes decoded from bytes, equal to np.load: True" in out
