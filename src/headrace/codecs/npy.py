@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import mmap
 import os
@@ -41,6 +42,9 @@ MAGIC = b"\x93NUMPY"
 #: Bytes read first from a file: the header and, for small files, all of the data.
 FIRST_READ = 4096
 _MAX_HEADER = 1 << 20  # a header this large is not a real .npy file
+#: A ROI whose stored bytes span at most this much is read with one ``pread``; larger spans
+#: are memory mapped so only the pages holding the ROI are touched.
+SPAN_READ_MAX = 1 << 20
 _FAST = re.compile(
     r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (True|False), "
     r"'shape': \(((?:\d+, ?)*\d*)\), *\}\s*\Z"
@@ -378,12 +382,31 @@ def _native(dtype: np.dtype) -> np.dtype:
 
 def extract(view: np.ndarray, roi: Roi | None, where: str = "data") -> np.ndarray:
     """A C-ordered, native-endian copy of ``view`` (its ROI, padded per the policy)."""
-    out_dt = _native(view.dtype)
     if roi is None:
-        out = np.empty(view.shape, out_dt)
+        out = np.empty(view.shape, _native(view.dtype))
         out[...] = view
         return out
-    lo, hi = roi.bounds(view.shape, where)
+    lo, hi = _bounds(roi, view.shape, where)
+    return _cut(view, lo, hi, roi.fill_value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _bounds_cached(roi: Roi, shape: tuple[int, ...], where: str) -> tuple[list[int], list[int]]:
+    return roi.bounds(shape, where)
+
+
+def _bounds(roi: Roi, shape: tuple[int, ...], where: str) -> tuple[list[int], list[int]]:
+    """``roi.bounds`` memoised per shape (the same for every file of a data set)."""
+    try:
+        return _bounds_cached(roi, tuple(shape), "")
+    except InvalidArgumentError:
+        roi.bounds(shape, where)  # the same error, naming ``where``
+        raise
+
+
+def _cut(view: np.ndarray, lo: Sequence[int], hi: Sequence[int], fill: float) -> np.ndarray:
+    """Copy ``view[lo:hi]`` (C order, native), padding with ``fill`` outside ``view``."""
+    out_dt = _native(view.dtype)
     inner = tuple(slice(max(a, 0), min(max(b, 0), n)) for a, b, n in zip(lo, hi, view.shape))
     shape = tuple(b - a for a, b in zip(lo, hi))
     sub = view[inner]
@@ -391,7 +414,7 @@ def extract(view: np.ndarray, roi: Roi | None, where: str = "data") -> np.ndarra
         out = np.empty(shape, out_dt)
         out[...] = sub
         return out
-    out = np.full(shape, fill_scalar(roi.fill_value, out_dt), out_dt)
+    out = np.full(shape, fill_scalar(fill, out_dt), out_dt)
     dst = tuple(slice(s.start - a, s.start - a + k) for s, a, k in zip(inner, lo, sub.shape))
     out[dst] = sub
     return out
@@ -424,9 +447,11 @@ def read_file(
 ) -> tuple[np.ndarray, NpyHeader]:
     """Read the array (or its ROI) stored in the ``.npy`` file ``path``.
 
-    Without a ROI the file is read once into the output's buffer; with one, the file is memory
-    mapped (or, with ``use_mmap=False``, only the byte span holding the ROI is read) and only the
-    ROI is copied. ``header`` skips parsing when the caller cached it.
+    Without a ROI the file is read once into the output's buffer. With one, only the byte span
+    between the ROI's first and last element is read (one ``pread``) when it is small
+    (``SPAN_READ_MAX``) or ``use_mmap=False``; otherwise the file is memory mapped and only the
+    pages holding the ROI are touched. Only the ROI is copied.
+    ``header`` skips parsing when the caller cached it.
 
     Returns
     -------
@@ -471,18 +496,21 @@ def read_file(
             return extract(view, None, path), hdr
         if hdr.nbytes == 0:
             return extract(hdr.view(b""), roi, path), hdr
-        lo, hi = roi.bounds(hdr.shape, path)  # checks the ROI before mapping anything
-        if use_mmap:
+        lo, hi = _bounds(roi, hdr.shape, path)  # checks the ROI before reading anything
+        span = _span(hdr, lo, hi)
+        if span is None:  # the ROI covers no element of the array: all padding (or empty)
+            return extract(hdr.view(np.zeros(hdr.nbytes, np.uint8)), roi, path), hdr
+        if use_mmap and span[1] - span[0] > SPAN_READ_MAX:
             mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
             try:
-                out = extract(hdr.view(mm, hdr.offset), roi, path)
+                out = _cut(hdr.view(mm, hdr.offset), lo, hi, roi.fill_value)
             finally:
                 try:
                     mm.close()
                 except BufferError:  # pragma: no cover - a view still alive; GC closes it
                     pass
             return out, hdr
-        return _read_span(fd, hdr, roi, lo, hi, path), hdr
+        return _read_span(fd, hdr, roi, lo, hi, span, head, path), hdr
     finally:
         os.close(fd)
 
@@ -497,32 +525,49 @@ def _strides(hdr: NpyHeader) -> tuple[int, ...]:
     return tuple(out if hdr.fortran_order else out[::-1])
 
 
-def _read_span(
-    fd: int, hdr: NpyHeader, roi: Roi, lo: list[int], hi: list[int], path: str
-) -> np.ndarray:
-    """Read only the bytes between the ROI's first and last element, then extract."""
+def _span(hdr: NpyHeader, lo: list[int], hi: list[int]) -> tuple[int, int] | None:
+    """Byte range (from the data start) between the first and the last stored element inside
+    ``[lo, hi)``; ``None`` when no element is inside."""
     strides = _strides(hdr)
     inner_lo = [min(max(a, 0), n) for a, n in zip(lo, hdr.shape)]
     inner_hi = [min(max(b, 0), n) for b, n in zip(hi, hdr.shape)]
     if any(b <= a for a, b in zip(inner_lo, inner_hi)):
-        return extract(hdr.view(np.zeros(hdr.nbytes, np.uint8)), roi, path)
+        return None
     first = sum(a * s for a, s in zip(inner_lo, strides))
     last = sum((b - 1) * s for b, s in zip(inner_hi, strides)) + hdr.dtype.itemsize
-    span = np.empty(last - first, np.uint8)
-    n = os.preadv(fd, [memoryview(span)], hdr.offset + first)
-    if n != len(span):
-        raise NpyFormatError(
-            f"{path}: truncated while reading (offset {hdr.offset + first + n}).", source=path
-        )
+    return first, last
+
+
+def _read_span(
+    fd: int,
+    hdr: NpyHeader,
+    roi: Roi,
+    lo: list[int],
+    hi: list[int],
+    span: tuple[int, int],
+    head: bytes,
+    path: str,
+) -> np.ndarray:
+    """Read only the bytes between the ROI's first and last element (from ``head`` when the
+    first read already holds them), then extract."""
+    first, last = span
+    start = hdr.offset + first
+    if start + (last - first) <= len(head):
+        buf: Any = memoryview(head)[start : start + last - first]
+    else:
+        buf = np.empty(last - first, np.uint8)
+        n = os.preadv(fd, [memoryview(buf)], start)
+        if n != len(buf):
+            raise NpyFormatError(
+                f"{path}: truncated while reading (offset {start + n}).", source=path
+            )
+    inner_lo = [min(max(a, 0), n) for a, n in zip(lo, hdr.shape)]
+    inner_hi = [min(max(b, 0), n) for b, n in zip(hi, hdr.shape)]
     sub_shape = tuple(b - a for a, b in zip(inner_lo, inner_hi))
-    sub = np.ndarray(sub_shape, hdr.dtype, buffer=span, strides=strides)
-    shifted = Roi(
-        start=tuple(float(a - i) for a, i in zip(lo, inner_lo)),
-        end=tuple(float(b - i) for b, i in zip(hi, inner_lo)),
-        policy="pad",
-        fill_value=roi.fill_value,
-    )
-    return extract(sub, shifted, path)
+    sub = np.ndarray(sub_shape, hdr.dtype, buffer=buf, strides=_strides(hdr))
+    shifted_lo = [a - i for a, i in zip(lo, inner_lo)]
+    shifted_hi = [b - i for b, i in zip(hi, inner_lo)]
+    return _cut(sub, shifted_lo, shifted_hi, roi.fill_value)
 
 
 __all__ = [
