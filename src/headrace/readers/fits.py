@@ -6,7 +6,8 @@ Examples
 >>> from astropy.io import fits
 >>> from headrace.readers.fits import Fits
 >>> d = pathlib.Path(tempfile.mkdtemp())
->>> fits.HDUList([fits.PrimaryHDU(), fits.ImageHDU(np.ones((2, 3), np.int16))]).writeto(d / "a.fits")
+>>> hdus = [fits.PrimaryHDU(), fits.ImageHDU(np.ones((2, 3), np.int16))]
+>>> fits.HDUList(hdus).writeto(d / "a.fits")
 >>> [(a.shape, a.dtype) for (a,) in Fits(file_root=d).next_epoch()]
 [((2, 3), DType.INT16)]
 """
