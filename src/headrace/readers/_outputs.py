@@ -5,8 +5,8 @@ Examples
 --------
 >>> import numpy as np
 >>> (b,) = wrap_arrays("readers.X", [(np.zeros(2, np.int16),)], ["a"], True, CPU)
->>> b.dtype, b._sources
-(DType.INT16, ['a'])
+>>> str(b.dtype), b._sources
+('i16', ['a'])
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ Examples
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> hdus = [fits.PrimaryHDU(), fits.ImageHDU(np.ones((2, 3), np.int16))]
 >>> fits.HDUList(hdus).writeto(d / "a.fits")
->>> [(a.shape, a.dtype) for (a,) in Fits(file_root=d).next_epoch()]
-[((2, 3), DType.INT16)]
+>>> [(a.shape, str(a.dtype)) for (a,) in Fits(file_root=d).next_epoch()]
+[((2, 3), 'i16')]
 """
 
 from __future__ import annotations

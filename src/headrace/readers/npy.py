@@ -6,8 +6,8 @@ Examples
 >>> from headrace.readers import Numpy
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> np.save(d / "a.npy", np.arange(12, dtype=np.int16).reshape(3, 4))
->>> [(a.shape, a.dtype) for (a,) in Numpy(file_root=d).next_epoch()]
-[((3, 4), DType.INT16)]
+>>> [(a.shape, str(a.dtype)) for (a,) in Numpy(file_root=d).next_epoch()]
+[((3, 4), 'i16')]
 """
 
 from __future__ import annotations
