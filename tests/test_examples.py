@@ -123,3 +123,10 @@ def test_tfrecord_reading(cache: Path) -> None:
     assert "epoch: 12 records of 12, each once: True" in out
     assert "indexes built and cached next to the data: 3 of 3" in out
     assert out.count("cover all once: True") == 2, out
+
+
+def test_numpy_volumes(cache: Path) -> None:
+    out = run(cache, "numpy_volumes.py", "--scans", "4", "--size", "32")
+    assert "roi patches: 4 of shape (16, 16, 16), equal to the slices: True" in out
+    assert "padded roi: shape (32, 20, 24)" in out
+    assert "decoders.numpy: 4 volumes decoded from bytes, equal to np.load: True" in out

@@ -13,7 +13,17 @@ Examples
 
 from __future__ import annotations
 
-from headrace import capture, checkpoint, compile, decoders, io, random, readers, types
+from headrace import (
+    capture,
+    checkpoint,
+    compile,
+    decoders,
+    experimental,
+    io,
+    random,
+    readers,
+    types,
+)
 from headrace._core import memory as _memory
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
@@ -92,6 +102,7 @@ __all__ = [
     "dtype",
     "EvalContext",
     "EvalMode",
+    "experimental",
     "ExternalSource",
     "float16",
     "float32",

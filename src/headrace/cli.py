@@ -250,6 +250,7 @@ def info_lines() -> list[str]:
         ("OpenCV", _first_version("opencv-python-headless", "opencv-python") or missing),
         ("Pillow", _version("pillow") or missing),
         ("soundfile", _version("soundfile") or missing),
+        ("astropy (FITS reader)", _version("astropy") or missing),
         ("nvImageCodec", _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13")
          or missing),
         ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),

@@ -187,6 +187,21 @@ def lz4_whole() -> tuple[Samples]:
              for x in xs],)  # fmt: skip
 
 
+def npy_files() -> tuple[Samples]:
+    """``.npy`` files (C order, Fortran order, big-endian) of 2-D arrays, as 1-D uint8 samples."""
+    arrays = [
+        np.arange(12, dtype=np.int16).reshape(3, 4),
+        np.asfortranarray(np.arange(10, dtype=np.int16).reshape(2, 5) - 4),
+        np.arange(6, dtype=">i2").reshape(3, 2),
+    ]
+    out = []
+    for a in arrays:
+        buf = io.BytesIO()
+        np.save(buf, a)
+        out.append(np.frombuffer(buf.getvalue(), np.uint8).copy())
+    return (out,)
+
+
 @functools.cache
 def _tmpdir() -> Path:
     d = Path(tempfile.mkdtemp(prefix="headrace-op-table-"))
@@ -792,6 +807,18 @@ ROWS: tuple[Row, ...] = (
         ),
         empty=True,
         bad=({"shape": [5, 5]}, ndd.DecodeError),
+        gpu_by_device=True,
+    ),
+    Row(
+        "decoders.numpy",
+        ndd.decoders.numpy,
+        (
+            Case(npy_files, {}, out_layout=None),
+            Case(npy_files, {"dtype": ndd.float32}, out_layout=None),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.arange(50, dtype=np.uint8)] * 3,)}, ndd.DecodeError),
+        per_sample=False,
         gpu_by_device=True,
     ),
     Row(

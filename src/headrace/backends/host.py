@@ -31,6 +31,7 @@ from headrace._core.device import CPU
 from headrace._core.errors import DecodeError, InvalidArgumentError
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
+from headrace.codecs import npy as _npy
 
 Vals = dict[str, Any]
 Kernel = Callable[[KernelContext, list[Any], Vals], tuple[Batch, ...]]
@@ -333,4 +334,38 @@ def inflate(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     out = Batch._wrap(outs, dt, v["out_layout"], CPU)
     if x._sources is not None:
         out._sources = list(x._sources)
+    return (out,)
+
+
+# --- .npy decoding -------------------------------------------------------------------------
+def numpy(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
+    """Decode every sample's ``.npy`` bytes (C order, native byte order) on the worker threads;
+    ``v["dtype"]`` (a DType or ``None``) converts them (rounded, saturated)."""
+    x = ins[0]
+    samples = x._samples
+    assert samples is not None
+    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
+        raise InvalidArgumentError(
+            f"{kc.name}: the input must be .npy file bytes (1-D uint8), got {x._dtype} with "
+            f"{samples[0].ndim if samples else 0} dimensions."
+        )
+    dt = v["dtype"]
+
+    def one(i: int) -> np.ndarray:
+        a = _npy.decode(samples[i], where=kc.source(i) or "the .npy bytes")
+        return a if dt is None else _npy.convert(a, dt.numpy)
+
+    outs = kc.map(one)
+    if outs:
+        first = outs[0]
+        for i, a in enumerate(outs):
+            if a.ndim != first.ndim or (dt is None and a.dtype != first.dtype):
+                raise InvalidArgumentError(
+                    f"{kc.name}: all samples need the same number of dimensions and element type "
+                    f"(give dtype= to convert them); sample 0 is {first.dtype} {first.ndim}-D, "
+                    f"sample {i} is {a.dtype} {a.ndim}-D."
+                )
+    out_dt = dt or (_dt.from_numpy(outs[0].dtype) if outs else _dt.uint8)
+    out = Batch._wrap(outs, out_dt, None, CPU)
+    out._sources = x._sources
     return (out,)

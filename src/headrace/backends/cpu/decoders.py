@@ -1,9 +1,9 @@
-"""CPU decoder kernels: image decoding (with optional per-sample windows), header peeking,
-whole-file reads and decompression.
+"""CPU decoder kernels: image decoding (with optional per-sample windows), ``.npy`` decoding,
+decompression, header peeking and whole-file reads.
 
-``image`` and ``inflate`` are host kernels of :mod:`headrace.backends.host` (the torch backend
-runs them too, then uploads); the decoders' arguments, windows and error policy come from the
-ops layer (:mod:`headrace.decoders`).
+``image``, ``numpy`` and ``inflate`` are host kernels of :mod:`headrace.backends.host` (the
+torch backend runs them too, then uploads); the decoders' arguments, windows and error policy
+come from the ops layer (:mod:`headrace.decoders`).
 
 Examples
 --------
@@ -23,7 +23,7 @@ from headrace import codecs
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.host import image, inflate
+from headrace.backends.host import image, inflate, numpy
 
 
 def peek_image_shape(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch]:
@@ -55,4 +55,4 @@ def file_read(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Bat
     return (out,)
 
 
-__all__ = ["file_read", "image", "inflate", "peek_image_shape"]
+__all__ = ["file_read", "image", "inflate", "numpy", "peek_image_shape"]

@@ -1,6 +1,6 @@
-"""GPU decoder kernels: images are decoded on the host (the CPU kernel) and each uploaded once
-(nvImageCodec decoding is not wired yet), so GPU pixels equal the CPU ones; ``inflate`` likewise
-decompresses on the host and uploads.
+"""GPU decoder kernels: images, ``.npy`` arrays and compressed chunks are decoded on the host
+(the CPU kernels) and each uploaded once (nvImageCodec decoding is not wired yet), so GPU results
+equal the CPU ones.
 
 Examples
 --------
@@ -14,5 +14,6 @@ from headrace.backends import host
 
 image = host.on_host(host.image)
 inflate = host.on_host(host.inflate)
+numpy = host.on_host(host.numpy)
 
-__all__ = ["image", "inflate"]
+__all__ = ["image", "inflate", "numpy"]
