@@ -19,8 +19,8 @@ from headrace._core.device import Device
 from headrace._core.dtype import DType
 from headrace._core.tensor import Tensor
 from headrace._rng import resolve_rng
-from headrace.capture._graph import CaptureError, Node, Ref, as_outputs, placement
 from headrace.capture import _stats as st
+from headrace.capture._graph import CaptureError, Node, Ref, as_outputs, placement
 from headrace.capture._invariant import is_invariant, unwrap
 from headrace.capture._sites import user_stacklevel
 
