@@ -47,6 +47,7 @@ class CaptureLoop:
         # the graph, recorded while tracing
         self.nodes: list[Node] = []
         self.by_key: dict[Any, int] = {}
+        self.unrecorded: dict[Any, str] = {}  # call sites traced but not recorded: why
         self.feeders: list[Any] = []
         self.feeder_keys: dict[Any, int] = {}
         self.anchors: dict[RNG, int] = {}  # position of each generator's first traced draw

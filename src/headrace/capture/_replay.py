@@ -56,7 +56,7 @@ def replay_call(
     nid = loop.by_key.get(key)
     node = loop.nodes[nid] if nid is not None else None
     if node is None or node.schema is not schema:
-        return _eager(loop, key, schema, st.NOT_TRACED)
+        return _eager(loop, key, schema, loop.unrecorded.get(key, st.NOT_TRACED))
     if device is not None or node.device is not None:
         _check_device(node, device)
     if not _inputs_match(loop, inputs, node):

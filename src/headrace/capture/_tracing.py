@@ -126,7 +126,8 @@ def trace_call(
         loop.add_node(node, out)
         st.mark_captured(out)
     else:
-        loop.stats.note_eager(key, schema.name, rec.reason or st.BAD_OUTPUT)
+        reason = loop.unrecorded[key] = rec.reason or st.BAD_OUTPUT
+        loop.stats.note_eager(key, schema.name, reason)
     return out
 
 
