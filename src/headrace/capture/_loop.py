@@ -108,7 +108,7 @@ class CaptureLoop:
         for node in self.nodes:
             if node.rng is not None and all(r is not node.rng for r in self.rngs):
                 self.rngs.append(node.rng)
-        self.scheds[:] = [ScheduledRNG(r, self.anchors[r]) for r in self.rngs]
+        self.scheds[:] = [ScheduledRNG(r, self.anchors.get(r, r._pos)) for r in self.rngs]
         self.sched_by_rng = {id(s.rng): s for s in self.scheds}
         self.anchors.clear()
 

@@ -122,7 +122,7 @@ def trace_call(
             frozenset(rec.marked),
         )
         if rng_obj is not None:
-            node.rng_offset = pos - loop.anchors[rng_obj]
+            node.rng_offset = pos - loop.anchors.get(rng_obj, pos)
         loop.add_node(node, out)
         st.mark_captured(out)
     else:
