@@ -78,6 +78,7 @@ def test_capture_loop_matches_eager(cache: Path) -> None:
     out = run(cache, "capture_loop.py", "--limit", "48", "--batch-size", "8", "--step-ms", "5")
     assert "captured batches identical to eager: True" in out
     assert re.search(r"eager:    6 batches", out) and re.search(r"captured: 6 batches", out)
+    assert "capture-mode loop: captured" in out and "calls: 20 replayed, 0 eager" in out
 
 
 def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
