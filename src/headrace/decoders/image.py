@@ -52,6 +52,7 @@ from headrace._dispatch.args import (
 )
 from headrace._dispatch.kernel_context import KernelContext, annotate
 from headrace._dispatch.schema import OpSchema
+from headrace.io.file import encode_paths
 from headrace.io.file import read as file_read
 from headrace.ops._geometry_params import crop_window, random_crop_window
 
@@ -404,30 +405,13 @@ def peek_image_shape(
     return PEEK.call((input,), **forward_args(locals(), "input"))
 
 
-def _encode_paths(paths: Any) -> Any:
-    from headrace._core.batch import Batch as _B
-    from headrace._core.tensor import Tensor
-
-    if isinstance(paths, str):
-        return Tensor(np.frombuffer(paths.encode("utf-8"), np.uint8).copy())
-    if isinstance(paths, (list, tuple)) and all(isinstance(p, str) for p in paths):
-        return _B(
-            [np.frombuffer(p.encode("utf-8"), np.uint8).copy() for p in paths], dtype=_dt.uint8
-        )
-    if isinstance(paths, (Tensor, _B)):
-        return paths
-    raise TypeError(
-        f"imread: expected a path, a list of paths, or a Tensor/Batch of UTF-8 path bytes "
-        f"(got {type(paths).__name__})."
-    )
-
-
 def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Any:
     """Read and decode images from paths: a ``str`` gives a Tensor, a list a Batch.
 
     Parameters
     ----------
-    filepaths : str, list of str, Tensor or Batch of UTF-8 path bytes
+    filepaths : str, os.PathLike, a list of them, or a Tensor/Batch of UTF-8 path bytes
+        One path gives a Tensor, a list a Batch.
     device : {"cpu", "mixed", "gpu"}
         Where the decoded images live.
     **kwargs
@@ -442,10 +426,13 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Any:
     True
     >>> ndd.imread(p).shape
     (3, 4, 3)
+    >>> import pathlib
+    >>> ndd.imread([pathlib.Path(p)] * 2).batch_size
+    2
     """
     if device not in ("cpu", "mixed", "gpu"):
         raise ValueError(f"imread: device must be 'cpu' or 'mixed'/'gpu' (got {device!r}).")
-    data = file_read(_encode_paths(filepaths))
+    data = file_read(encode_paths(filepaths, "imread"))
     return image(data, device="gpu" if device == "mixed" else device, **kwargs)
 
 

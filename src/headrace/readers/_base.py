@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import secrets
 import weakref
 from collections.abc import Generator, Iterator, Sequence
@@ -289,6 +290,41 @@ def _plain_arg(name: str, value: Any) -> Any:
     if isinstance(value, Tensor) and value.ndim == 0:
         return value.item()
     return value
+
+
+def as_path(value: Any, name: str, reader: str) -> str:
+    """A path argument (``str``, ``bytes`` or ``os.PathLike``) as ``str``.
+
+    Examples
+    --------
+    >>> import pathlib
+    >>> as_path(pathlib.Path("a") / "b", "file_root", "File")
+    'a/b'
+    """
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return os.fsdecode(value)
+    raise InvalidTypeError(
+        f"readers.{reader}: {name} must be a path (str or os.PathLike), got {type(value).__name__}."
+    )
+
+
+def as_paths(value: Any, name: str, reader: str) -> list[str]:
+    """A path-list argument: one path or a sequence of paths, as a list of ``str``.
+
+    Examples
+    --------
+    >>> import pathlib
+    >>> as_paths([pathlib.Path("a"), "b"], "files", "File")
+    ['a', 'b']
+    """
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return [os.fsdecode(value)]
+    if not isinstance(value, Sequence):
+        raise InvalidTypeError(
+            f"readers.{reader}: {name} must be a path or a list of paths, "
+            f"got {type(value).__name__}."
+        )
+    return [as_path(v, name, reader) for v in value]
 
 
 def _positive_int(name: str, value: Any, allow_none: bool = True) -> int | None:
@@ -787,4 +823,4 @@ class Reader:
         return f"readers.{type(self).__name__}(name={self._name!r}, size={len(self._dataset)})"
 
 
-__all__ = ["Dataset", "EpochPlan", "Reader", "ReaderState"]
+__all__ = ["Dataset", "EpochPlan", "Reader", "ReaderState", "as_path", "as_paths"]
