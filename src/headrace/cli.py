@@ -77,9 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _images(
-    folder: str | os.PathLike[str] | None, limit: int | None, progress: bool = True
-) -> Any:
+def _images(folder: str | os.PathLike[str] | None, limit: int | None, progress: bool = True) -> Any:
     from headrace import _benchmark, sample_data
 
     root = folder if folder is not None else sample_data.image_folder(progress=progress)

@@ -3,10 +3,10 @@
 A :class:`Loader` plays the role of ``torch.utils.data.DataLoader`` for headrace: each
 ``for batch in loader`` is one exact epoch of the reader (the last batch may be smaller, unless
 the reader was built with an explicit ``last_batch``/``pad_last_batch`` or the loader is given
-``last_batch=``), ``len(loader)`` is the number of batches in it, and every output arrives as a ``torch.Tensor`` on the requested device. The
-per-batch function runs headrace operators; since operators run on a background executor, the
-loader asks for the next ``prefetch`` batches before handing out the current one, so loading
-overlaps the training step without worker processes.
+``last_batch=``), ``len(loader)`` is the number of batches in it, and every output arrives as a
+``torch.Tensor`` on the requested device. The per-batch function runs headrace operators; since
+operators run on a background executor, the loader asks for the next ``prefetch`` batches before
+handing out the current one, so loading overlaps the training step without worker processes.
 
 Examples
 --------

@@ -19,9 +19,9 @@ types that mean "this sample cannot be read"). The base class turns it into epoc
   next full batch, like the reference's readers; a reader is used either this way or through
   ``next_epoch()``.
 * **State.** The reader's position is the next sample the *consumer* will get: a data epoch and
-  an index into that epoch's order (with ``"fill"`` also how far the current call has come). ``get_state()`` returns it (with the seed and sharding) as a
-  JSON-able :class:`ReaderState`; a fresh reader given that state continues exactly where the
-  consumer stopped.
+  an index into that epoch's order (with ``"fill"`` also how far the current call has come).
+  ``get_state()`` returns it (with the seed and sharding) as a JSON-able :class:`ReaderState`; a
+  fresh reader given that state continues exactly where the consumer stopped, in every mode.
 """
 
 from __future__ import annotations

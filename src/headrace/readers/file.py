@@ -106,7 +106,9 @@ def scan_folder(
         paths += [os.path.join(folder, n) for n in names]
         labels += [label] * len(names)
     if not paths:
-        where = "sub-folders" if dir_filters is None else f"sub-folders matching {list(dir_filters)}"
+        where = "sub-folders"
+        if dir_filters is not None:
+            where += f" matching {list(dir_filters)}"
         raise _fail(root, f"no files matching {list(filters)} in the {where} of file_root")
     return paths, labels
 
