@@ -56,7 +56,7 @@ def encode_paths(paths: Any, op: str = "io.file.read") -> Any:
     Examples
     --------
     >>> import pathlib
-    >>> bytes(encode_paths(pathlib.Path("a/b.jpg")))
+    >>> bytes(np.asarray(encode_paths(pathlib.Path("a/b.jpg"))))
     b'a/b.jpg'
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
