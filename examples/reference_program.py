@@ -48,7 +48,7 @@ def main() -> None:
         reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
         for epoch in range(2):
             sizes = []
-            for jpegs, labels in reader.next_epoch(batch_size=BATCH_SIZE):
+            for jpegs, _labels in reader.next_epoch(batch_size=BATCH_SIZE):
                 images = ndd.decoders.image(jpegs)
                 angles = ndd.random.uniform(batch_size=BATCH_SIZE, range=(-10, 10))
                 images = ndd.rotate(images, angle=angles, fill_value=0)
@@ -61,7 +61,8 @@ def main() -> None:
         # --- headrace's exact epochs: one keyword away ----------------------------------------
         exact = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
         for epoch in range(2):
-            sizes = [lab.batch_size for _, lab in exact.next_epoch(BATCH_SIZE, last_batch="partial")]
+            epoch_batches = exact.next_epoch(batch_size=BATCH_SIZE, last_batch="partial")
+            sizes = [lab.batch_size for _, lab in epoch_batches]
             print(f"exact epoch {epoch}: batches of {sizes} (one pass over the data)")
 
 

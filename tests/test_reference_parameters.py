@@ -53,7 +53,8 @@ def test_gpu_decoder_hints_are_accepted_and_change_nothing(image_file: Path) -> 
     enc = ndd.io.file.read(image_file)
     hints = {"affine": False, "device_memory_padding": 1, "device_memory_padding_jpeg2k": 2,
              "host_memory_padding": 3, "host_memory_padding_jpeg2k": 4,
-             "hybrid_huffman_threshold": 5, "split_stages": True, "use_chunk_allocator": True}  # fmt: skip
+             "hybrid_huffman_threshold": 5, "split_stages": True,
+             "use_chunk_allocator": True}  # fmt: skip
     cache = {"cache_size": 10, "cache_threshold": 1, "cache_type": "threshold",
              "cache_batch_copy": False, "cache_debug": False}  # fmt: skip
     plain = np.asarray(ndd.decoders.image(enc))

@@ -172,8 +172,11 @@ def folder(tmp_path: Path) -> Path:
     return root
 
 
-def contents(reader: File) -> list[tuple[str, int]]:
-    return [(bytes(np.asarray(d)).decode(), int(np.asarray(lab)[0])) for d, lab in reader.next_epoch()]  # fmt: skip
+def contents(reader: Any) -> list[tuple[str, int]]:
+    """``(file contents, label)`` of one epoch in sample mode (headrace or the reference)."""
+    return [
+        (bytes(np.asarray(d)).decode(), int(np.asarray(lab)[0])) for d, lab in reader.next_epoch()
+    ]
 
 
 def test_default_filters_read_audio_folders_like_image_folders(folder: Path) -> None:
@@ -194,8 +197,7 @@ def test_filters_match_the_reference(folder: Path) -> None:
     dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
     for kw in ({}, {"dir_filters": ["c*"]}, {"file_filters": ["*.wav"]},
                {"file_filters": ["*.wav"], "case_sensitive_filter": True}):  # fmt: skip
-        ref = dndd.readers.File(file_root=str(folder), **kw)
-        want = [(bytes(np.asarray(d)).decode(), int(np.asarray(lab)[0])) for d, lab in ref.next_epoch()]  # fmt: skip
+        want = contents(dndd.readers.File(file_root=str(folder), **kw))
         assert contents(File(file_root=folder, **kw)) == want, kw
     # the documented default list, read from the reference's schema
     from nvidia.dali import backend
