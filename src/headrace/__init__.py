@@ -13,17 +13,10 @@ Examples
 
 from __future__ import annotations
 
-from headrace import (
-    capture,
-    checkpoint,
-    compile,
-    decoders,
-    experimental,
-    io,
-    random,
-    readers,
-    types,
-)
+import importlib as _importlib
+from types import ModuleType as _ModuleType
+
+from headrace import capture, checkpoint, compile, decoders, io, random, readers, types
 from headrace._core import memory as _memory
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
@@ -141,3 +134,33 @@ __all__ = [
 ]
 # Operator families: their public functions, listed once in each module's __all__.
 __all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _misc.__all__ + _warp.__all__
+
+#: Sub-packages the reference exposes that are imported on first attribute access
+#: (``ndd.pytorch`` imports torch only then); names whose module headrace lacks stay missing.
+_LAZY_SUBMODULES = frozenset(
+    {"experimental", "pytorch", "reductions", "segmentation", "transforms"}
+)
+
+
+def __getattr__(name: str) -> _ModuleType:
+    """``ndd.pytorch`` (and the other sub-packages above) without an explicit import."""
+    if name in _LAZY_SUBMODULES:
+        try:
+            module = _importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+        else:
+            globals()[name] = module
+            return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {n for n in _LAZY_SUBMODULES if _has_module(n)})
+
+
+def _has_module(name: str) -> bool:
+    from importlib.util import find_spec
+
+    return find_spec(f"{__name__}.{name}") is not None
