@@ -95,7 +95,6 @@ __all__ = [
     "dtype",
     "EvalContext",
     "EvalMode",
-    "experimental",
     "ExternalSource",
     "float16",
     "float32",
