@@ -60,7 +60,7 @@ from headrace.external_source import ExternalSource
 from headrace.ops import color as _color
 from headrace.ops import filters as _filters
 from headrace.ops import geometry as _geometry
-from headrace.ops import math, noise
+from headrace.ops import math, noise, reductions
 from headrace.ops import misc as _misc
 from headrace.ops import warp as _warp
 from headrace.ops.color import *  # noqa: F403 - each family's __all__ is public
@@ -113,6 +113,7 @@ __all__ = [
     "peek_image_shape",
     "random",
     "readers",
+    "reductions",
     "set_current_stream",
     "set_default_stream",
     "set_num_threads",
