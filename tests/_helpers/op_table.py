@@ -119,6 +119,7 @@ SMALL_I16 = [_rng.integers(-300, 300, s.shape, dtype=np.int16) for s in SMALL]
 VECTORS = [np.arange(k, dtype=np.int32) * 3 - 4 for k in (5, 2, 7)]
 LABELS = [np.array(v, np.int32) for v in ([0, 3, 1], [2], [4, 4, 0, 1])]
 UNITS = [np.zeros((1, k, 1), np.float32) + k for k in (3, 1, 4)]
+CHANNEL_MEANS = [s.mean(axis=(0, 1)).astype(np.float32) for s in SMALL]
 
 SHIFT = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]], np.float32)
 ZOOM = np.array([[0.8, 0.1, 1.5], [-0.2, 1.1, 0.5]], np.float32)
@@ -1024,5 +1025,60 @@ ROWS: tuple[Row, ...] = (
         ),
         empty=True,
         bad=({"at": 9}, IndexError),
+    ),
+    # --------------------------------------------------------------------------- reductions
+    *(
+        Row(
+            f"reductions.{kind}",
+            getattr(ndd.reductions, kind),
+            (
+                Case((SMALL,), {"axis_names": "HW"}, "HWC", gpu_atol=1e-6, out_layout="C"),
+                Case(
+                    (SMALL_I16,),
+                    {"axes": [0, -1], "keep_dims": True, **extra},
+                    "HWC",
+                    gpu_atol=1e-6,
+                    id="int16-keep-dims",
+                ),
+                Case((SMALL_F,), {}, "HWC", gpu_atol=1e-6, out_layout=None, id="float-all-axes"),
+            ),
+            empty=True,
+            bad=({"axes": 3}, InvalidArgumentError),
+            per_sample=False,
+        )
+        for kind, extra in (
+            ("sum", {"dtype": ndd.int16}),
+            ("min", {}),
+            ("max", {}),
+            ("mean", {"dtype": ndd.int16}),
+            ("mean_square", {"dtype": ndd.int64}),
+            ("rms", {"dtype": ndd.int16}),
+        )
+    ),
+    *(
+        Row(
+            f"reductions.{kind}",
+            getattr(ndd.reductions, kind),
+            (
+                Case(
+                    (SMALL, CHANNEL_MEANS),
+                    {"axis_names": "HW", "ddof": 1},
+                    ("HWC", None),
+                    gpu_atol=1e-5,
+                    out_layout="C",
+                ),
+                Case(
+                    (SMALL_F, [np.float32(0.5)] * 3),
+                    {"axes": [0, 1], "keep_dims": True},
+                    ("HWC", None),
+                    gpu_atol=1e-6,
+                    id="scalar-mean",
+                ),
+            ),
+            empty=True,
+            bad=({INPUTS: (SMALL, [np.zeros(2, np.float32)] * 3)}, ShapeError),
+            per_sample=False,
+        )
+        for kind in ("std_dev", "variance")
     ),
 )

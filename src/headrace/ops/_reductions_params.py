@@ -6,7 +6,8 @@ Semantics checked against DALI 2.4 (CPU):
 * default output type: ``sum`` gives uint64 for unsigned and int64 for signed integers and
   float32 for float32; ``min``/``max`` keep the input's type; ``mean``, ``mean_square``,
   ``rms``, ``std_dev`` and ``variance`` give float32;
-* ``dtype`` may be: for ``sum`` the input's type, its 64-bit widening or float32; for ``mean``
+* ``dtype`` may be: for ``sum`` the input's type, its 64-bit widening or float32 (64-bit
+  integers: their own type only); for ``mean``
   and ``rms`` the input's type or float32; for ``mean_square`` the 64-bit widening or float32;
 * ``axes`` / ``axis_names`` (not both; none: every axis; ``[]``: none), ``keep_dims`` keeps
   the reduced axes as extent 1 (and the layout); otherwise their layout letters are dropped;
@@ -58,8 +59,8 @@ def output_types(kind: str, in_dt: np.dtype) -> tuple[np.dtype, ...]:
     """
     if kind in ("min", "max"):
         return (in_dt,)
-    if kind == "sum":
-        return tuple(dict.fromkeys((_wide(in_dt), in_dt, _F32)))
+    if kind == "sum":  # (64-bit integers sum only to their own type)
+        return tuple(dict.fromkeys((_wide(in_dt), in_dt) + (() if in_dt.itemsize == 8 else (_F32,))))
     if kind in ("mean", "rms"):
         return tuple(dict.fromkeys((_F32, in_dt)))
     if kind == "mean_square":
