@@ -60,7 +60,8 @@ def output_types(kind: str, in_dt: np.dtype) -> tuple[np.dtype, ...]:
     if kind in ("min", "max"):
         return (in_dt,)
     if kind == "sum":  # (64-bit integers sum only to their own type)
-        return tuple(dict.fromkeys((_wide(in_dt), in_dt) + (() if in_dt.itemsize == 8 else (_F32,))))
+        floats = () if in_dt.itemsize == 8 else (_F32,)
+        return tuple(dict.fromkeys((_wide(in_dt), in_dt, *floats)))
     if kind in ("mean", "rms"):
         return tuple(dict.fromkeys((_F32, in_dt)))
     if kind == "mean_square":

@@ -24,8 +24,8 @@ from typing import Any
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
 from headrace._dispatch.args import (
-    ArgDict,
     Arg,
+    ArgDict,
     PerSample,
     forward_args,
     to_any,
@@ -81,6 +81,7 @@ MEAN_SQUARE = _schema("mean_square", *_AXES, _DTYPE)
 RMS = _schema("rms", *_AXES, _DTYPE)
 STD_DEV = _schema("std_dev", *_AXES, _DDOF, _MEAN)
 VARIANCE = _schema("variance", *_AXES, _DDOF, _MEAN)
+
 
 def sum(
     input: Any,
