@@ -62,11 +62,13 @@ from headrace.ops import filters as _filters
 from headrace.ops import geometry as _geometry
 from headrace.ops import math, noise, reductions
 from headrace.ops import misc as _misc
+from headrace.ops import utilities as _utilities
 from headrace.ops import warp as _warp
 from headrace.ops.color import *  # noqa: F403 - each family's __all__ is public
 from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
 from headrace.ops.misc import *  # noqa: F403
+from headrace.ops.utilities import *  # noqa: F403
 from headrace.ops.warp import *  # noqa: F403
 
 __version__ = "0.1.0"
@@ -130,4 +132,11 @@ __all__ = [
     "uint8",
 ]
 # Operator families: their public functions, listed once in each module's __all__.
-__all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _misc.__all__ + _warp.__all__
+__all__ += (
+    _color.__all__
+    + _filters.__all__
+    + _geometry.__all__
+    + _misc.__all__
+    + _utilities.__all__
+    + _warp.__all__
+)
