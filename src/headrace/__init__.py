@@ -63,13 +63,15 @@ from headrace.external_source import ExternalSource
 from headrace.ops import color as _color
 from headrace.ops import filters as _filters
 from headrace.ops import geometry as _geometry
-from headrace.ops import math, noise
+from headrace.ops import math, noise, reductions
 from headrace.ops import misc as _misc
+from headrace.ops import utilities as _utilities
 from headrace.ops import warp as _warp
 from headrace.ops.color import *  # noqa: F403 - each family's __all__ is public
 from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
 from headrace.ops.misc import *  # noqa: F403
+from headrace.ops.utilities import *  # noqa: F403
 from headrace.ops.warp import *  # noqa: F403
 
 __version__ = "0.1.0"
@@ -116,6 +118,7 @@ __all__ = [
     "peek_image_shape",
     "random",
     "readers",
+    "reductions",
     "set_current_stream",
     "set_default_stream",
     "set_num_threads",
@@ -132,13 +135,18 @@ __all__ = [
     "uint8",
 ]
 # Operator families: their public functions, listed once in each module's __all__.
-__all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _misc.__all__ + _warp.__all__
+__all__ += (
+    _color.__all__
+    + _filters.__all__
+    + _geometry.__all__
+    + _misc.__all__
+    + _utilities.__all__
+    + _warp.__all__
+)
 
 #: Sub-packages the reference exposes that are imported on first attribute access
 #: (``ndd.pytorch`` imports torch only then); names whose module headrace lacks stay missing.
-_LAZY_SUBMODULES = frozenset(
-    {"experimental", "pytorch", "reductions", "segmentation", "transforms"}
-)
+_LAZY_SUBMODULES = frozenset({"experimental", "pytorch", "segmentation", "transforms"})
 
 
 def __getattr__(name: str) -> _ModuleType:
