@@ -60,12 +60,14 @@ from headrace.external_source import ExternalSource
 from headrace.ops import color as _color
 from headrace.ops import filters as _filters
 from headrace.ops import geometry as _geometry
+from headrace.ops import image as _image
 from headrace.ops import math, noise
 from headrace.ops import misc as _misc
 from headrace.ops import warp as _warp
 from headrace.ops.color import *  # noqa: F403 - each family's __all__ is public
 from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
+from headrace.ops.image import *  # noqa: F403
 from headrace.ops.misc import *  # noqa: F403
 from headrace.ops.warp import *  # noqa: F403
 
@@ -129,4 +131,4 @@ __all__ = [
     "uint8",
 ]
 # Operator families: their public functions, listed once in each module's __all__.
-__all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _misc.__all__ + _warp.__all__
+__all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _image.__all__ + _misc.__all__ + _warp.__all__
