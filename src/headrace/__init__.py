@@ -13,7 +13,17 @@ Examples
 
 from __future__ import annotations
 
-from headrace import capture, checkpoint, compile, decoders, io, random, readers, types
+from headrace import (
+    capture,
+    checkpoint,
+    compile,
+    decoders,
+    experimental,
+    io,
+    random,
+    readers,
+    types,
+)
 from headrace._core import memory as _memory
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
@@ -94,6 +104,7 @@ __all__ = [
     "dtype",
     "EvalContext",
     "EvalMode",
+    "experimental",
     "ExternalSource",
     "float16",
     "float32",
@@ -131,4 +142,5 @@ __all__ = [
     "uint8",
 ]
 # Operator families: their public functions, listed once in each module's __all__.
-__all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _image.__all__ + _misc.__all__ + _warp.__all__
+__all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _image.__all__
+__all__ += _misc.__all__ + _warp.__all__
