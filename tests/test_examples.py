@@ -78,6 +78,7 @@ def test_capture_loop_matches_eager(cache: Path) -> None:
     out = run(cache, "capture_loop.py", "--limit", "48", "--batch-size", "8", "--step-ms", "5")
     assert "captured batches identical to eager: True" in out
     assert re.search(r"eager:    6 batches", out) and re.search(r"captured: 6 batches", out)
+    assert "capture-mode loop: captured" in out and "calls: 20 replayed, 0 eager" in out
 
 
 def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
@@ -93,3 +94,40 @@ def test_reader_accepts_the_older_compile_spelling(tmp_path: Path) -> None:
     shapes = [ndd.decoders.image(j).shape for j, _ in r.next_epoch(batch_size=2, compile=True)]
     assert shapes == [[(8, 8, 3)] * 2] * 2
     assert r._capture is not None
+
+
+def test_record_formats(cache: Path) -> None:
+    out = run(cache, "record_formats.py", "--images", "20", "--shards", "3")
+    assert "wrote 20 images: 3 tar shards with index files, 1 RecordIO file" in out
+    assert "webdataset rank 0: 10 samples" in out and "webdataset rank 1: 10 samples" in out
+    assert "both containers agree on 20/20 (image, label) pairs" in out
+
+
+def test_lmdb_datasets(cache: Path) -> None:
+    pytest.importorskip("lmdb")
+    pytest.importorskip("google.protobuf")
+    pytest.importorskip("lz4")
+    out = run(cache, "lmdb_datasets.py")
+    for shard in (0, 1):
+        assert f"Caffe shard {shard}: centre shape (20, 30, 3), all white: True" in out
+    assert "Caffe labels over both shards: [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4]" in out
+    assert "Caffe2 multi-hot labels: [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [0, 0, 1, 0, 1]]" in out
+    assert "Caffe2 boxes cut out: [(20, 30, 3), (20, 30, 3), (20, 30, 3)]" in out
+    assert re.search(r"inflate: \(3, 40, 60, 3\) FHWC, 43200 bytes from \d+, identical: True", out)
+
+
+def test_tfrecord_reading(cache: Path) -> None:
+    pytest.importorskip("google.protobuf")
+    pytest.importorskip("google_crc32c")
+    out = run(cache, "tfrecord_reading.py", "--files", "3", "--per-file", "4", "--batch-size", "4")
+    assert "first batch: image (32, 32, 3), boxes (1, 4)" in out
+    assert "epoch: 12 records of 12, each once: True" in out
+    assert "indexes built and cached next to the data: 3 of 3" in out
+    assert out.count("cover all once: True") == 2, out
+
+
+def test_numpy_volumes(cache: Path) -> None:
+    out = run(cache, "numpy_volumes.py", "--scans", "4", "--size", "32")
+    assert "roi patches: 4 of shape (16, 16, 16), equal to the slices: True" in out
+    assert "padded roi: shape (32, 20, 24)" in out
+    assert "decoders.numpy: 4 volumes decoded from bytes, equal to np.load: True" in out

@@ -22,11 +22,20 @@ STATE_VERSION = 1
 _MASK64 = (1 << 64) - 1
 _BUF_BLOCKS = 128  # Philox blocks (4 uint64 = 8 words each) generated at a time
 RNG_MISUSE = (
-    "The RNG of a captured operator was used unexpectedly: random calls in a capture-mode loop "
-    "must draw in the same order on every step (no new, removed or reseeded random calls, and "
-    "no other use of that RNG while the loop runs)."
+    "The RNG of a captured operator was used unexpectedly: the number of random draws per "
+    "iteration changed or the RNG was modified outside the loop"
 )
-"""Raised (as RuntimeError) when an RNG bound to a capture pipeline is used elsewhere."""
+"""Raised (as RuntimeError) by capture mode when an RNG leaves the schedule traced for it."""
+
+_observer = threading.local()
+
+
+def set_draw_observer(fn: Any) -> None:
+    """Call ``fn(rng)`` before every draw (or advance) of any RNG in this thread; None stops.
+
+    Capture mode uses it while tracing, to learn where each generator's draws of a step begin.
+    """
+    _observer.fn = fn
 
 
 class RNGState(dict):  # type: ignore[type-arg]
@@ -85,13 +94,13 @@ class RNG:
     True
     """
 
-    __slots__ = ("_buf", "_buf_start", "_capture_owner", "_lock", "_pos", "_seed")
+    __slots__ = ("_buf", "_buf_start", "_lock", "_pos", "_seed", "_version")
 
     def __init__(self, seed: int | None = None, state: Any = None) -> None:
         if seed is not None and state is not None:
             raise InvalidArgumentError("RNG: pass either seed or state, not both.")
         self._lock = threading.Lock()
-        self._capture_owner: int | None = None  # thread of a capture pipeline using this RNG
+        self._version = 0  # bumped by every re-seed / set_state (capture mode checks it)
         if state is not None:
             self._seed, self._pos = _parse_state(state)
         else:
@@ -114,9 +123,9 @@ class RNG:
 
     def draw(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit words (a uint32 array)."""
-        owner = self._capture_owner
-        if owner is not None and owner != threading.get_ident():
-            raise RuntimeError(RNG_MISUSE)
+        obs = getattr(_observer, "fn", None)
+        if obs is not None:
+            obs(self)
         with self._lock:
             pos = self._pos
             buf = self._buf
@@ -142,6 +151,9 @@ class RNG:
         """Skip ``n`` words."""
         if n < 0:
             raise InvalidArgumentError(f"RNG.advance: n must not be negative (got {n}).")
+        obs = getattr(_observer, "fn", None)
+        if obs is not None and n:
+            obs(self)
         with self._lock:
             self._pos += int(n)
 
@@ -153,11 +165,11 @@ class RNG:
 
     @seed.setter
     def seed(self, value: int) -> None:
-        self._check_not_captured()
         with self._lock:
             self._seed = _check_seed(value)
             self._pos = 0
             self._buf = None
+            self._version += 1
 
     def clone(self) -> RNG:
         """A new generator continuing from this one's current state."""
@@ -167,17 +179,13 @@ class RNG:
         """The state: ``{"version", "kind", "seed", "position"}`` (JSON-able)."""
         return RNGState(version=STATE_VERSION, kind="RNG", seed=self._seed, position=self._pos)
 
-    def _check_not_captured(self) -> None:
-        if self._capture_owner is not None:
-            raise RuntimeError(RNG_MISUSE)
-
     def set_state(self, value: Any) -> None:
         """Continue from a state returned by :meth:`get_state` (or its string)."""
-        self._check_not_captured()
         seed, pos = _parse_state(value)
         with self._lock:
             self._seed, self._pos = seed, pos
             self._buf = None
+            self._version += 1
 
     @property
     def state(self) -> RNGState:

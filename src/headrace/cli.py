@@ -250,9 +250,14 @@ def info_lines() -> list[str]:
         ("OpenCV", _first_version("opencv-python-headless", "opencv-python") or missing),
         ("Pillow", _version("pillow") or missing),
         ("soundfile", _version("soundfile") or missing),
+        ("astropy (FITS reader)", _version("astropy") or missing),
         ("nvImageCodec", _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13")
          or missing),
         ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),
+        ("lmdb (readers.Caffe, Caffe2)", _version("lmdb") or missing),
+        ("protobuf (readers.Caffe, Caffe2, TFRecord)", _version("protobuf") or missing),
+        ("google-crc32c (readers.TFRecord)", _version("google-crc32c") or missing),
+        ("lz4 (decoders.inflate)", _version("lz4") or missing),
     ]  # fmt: skip
     torch_v = _version("torch")
     cuda = "no (torch not installed)"

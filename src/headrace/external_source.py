@@ -156,8 +156,9 @@ class ExternalSource:
             return loop.on_feeder_call(self, batch_size)
         if self._role == "driver" and self._capture_loop is not None:
             raise RuntimeError(
-                f"{self!r} drives a capture-mode loop: it is used through .captured(), so it "
-                "cannot be called directly inside that loop."
+                f"{self!r} is already used in a capture-mode loop: it drives the loop through "
+                ".captured(), so it cannot be called directly (Instance already used through "
+                ".captured() method)."
             )
         if self._role == "feeder" and self._capture_loop is not None:
             raise RuntimeError(f"{self!r} is already used in a capture-mode loop.")

@@ -165,6 +165,58 @@ def encoded() -> tuple[Samples]:
 
 
 @functools.cache
+def encoded_with_region() -> tuple[Samples, Samples, Samples]:
+    """:func:`encoded` with per-sample float anchors and integer shapes (x, y order)."""
+    anchors = [np.array(a, np.float32) for a in ([0.1, 0.2], [0.0, 0.5], [0.25, 0.0])]
+    shapes = [np.array(s, np.int32) for s in ([10, 8], [5, 5], [20, 1])]
+    return (encoded()[0], anchors, shapes)
+
+
+@functools.cache
+def lz4_frames() -> tuple[Samples]:
+    """LZ4 blocks: two samples of 2 and 3 chunks, each chunk a (4, 5) uint8 frame."""
+    import lz4.block
+
+    frames = [_pattern(4, 5, 1, seed=k)[..., 0] for k in range(5)]
+    blocks = [lz4.block.compress(f.tobytes(), store_size=False) for f in frames]
+    return ([np.frombuffer(b"".join(blocks[:2]), np.uint8).copy(),
+             np.frombuffer(b"".join(blocks[2:]), np.uint8).copy()],)  # fmt: skip
+
+
+def _lz4_sizes() -> ndd.Batch:
+    import lz4.block
+
+    frames = [_pattern(4, 5, 1, seed=k)[..., 0] for k in range(5)]
+    n = [len(lz4.block.compress(f.tobytes(), store_size=False)) for f in frames]
+    return _ps(n[:2], n[2:])
+
+
+@functools.cache
+def lz4_whole() -> tuple[Samples]:
+    """One LZ4 block per sample: (3, 4) int16 tensors."""
+    import lz4.block
+
+    xs = [np.arange(12, dtype=np.int16).reshape(3, 4) * (k + 1) for k in range(3)]
+    return ([np.frombuffer(lz4.block.compress(x.tobytes(), store_size=False), np.uint8).copy()
+             for x in xs],)  # fmt: skip
+
+
+def npy_files() -> tuple[Samples]:
+    """``.npy`` files (C order, Fortran order, big-endian) of 2-D arrays, as 1-D uint8 samples."""
+    arrays = [
+        np.arange(12, dtype=np.int16).reshape(3, 4),
+        np.asfortranarray(np.arange(10, dtype=np.int16).reshape(2, 5) - 4),
+        np.arange(6, dtype=">i2").reshape(3, 2),
+    ]
+    out = []
+    for a in arrays:
+        buf = io.BytesIO()
+        np.save(buf, a)
+        out.append(np.frombuffer(buf.getvalue(), np.uint8).copy())
+    return (out,)
+
+
+@functools.cache
 def _tmpdir() -> Path:
     d = Path(tempfile.mkdtemp(prefix="headrace-op-table-"))
     atexit.register(shutil.rmtree, d, ignore_errors=True)
@@ -731,6 +783,55 @@ ROWS: tuple[Row, ...] = (
         empty=True,
         bad=({"on_error": "ignore"}, ValueError),
         random=True,
+        per_sample=False,
+        gpu_by_device=True,
+    ),
+    Row(
+        "decoders.image_slice",
+        ndd.decoders.image_slice,
+        (
+            Case(encoded_with_region, {}, out_layout="HWC", id="inputs"),
+            Case(
+                encoded,
+                {
+                    "start": _ps([2, 3], [0, 0], [5, 1]),
+                    "rel_end": [0.5, 0.75],
+                    "dtype": ndd.float32,
+                },
+                out_layout="HWC",
+                id="arguments",
+            ),
+            Case(encoded, {"rel_start": 0.25, "shape": [6], "axis_names": "H"}, out_layout="HWC"),
+        ),
+        empty=True,
+        bad=({"axis_names": "WQ"}, InvalidArgumentError),
+        gpu_by_device=True,
+    ),
+    Row(
+        "decoders.inflate",
+        ndd.decoders.inflate,
+        (
+            Case(lz4_whole, {"shape": [3, 4], "dtype": ndd.int16}, out_layout=None, id="whole"),
+            Case(
+                lz4_frames,
+                {"shape": [4, 5], "chunk_sizes": _lz4_sizes(), "layout": "HW"},
+                out_layout="FHW",
+                id="chunks",
+            ),
+        ),
+        empty=True,
+        bad=({"shape": [5, 5]}, ndd.DecodeError),
+        gpu_by_device=True,
+    ),
+    Row(
+        "decoders.numpy",
+        ndd.decoders.numpy,
+        (
+            Case(npy_files, {}, out_layout=None),
+            Case(npy_files, {"dtype": ndd.float32}, out_layout=None),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.arange(50, dtype=np.uint8)] * 3,)}, ndd.DecodeError),
         per_sample=False,
         gpu_by_device=True,
     ),

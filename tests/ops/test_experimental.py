@@ -100,6 +100,7 @@ def test_aliases_and_errors():
     assert E.resize is ndd.resize and E.peek_image_shape is ndd.peek_image_shape
     assert E.decoders.image is ndd.decoders.image
     assert E.decoders.image_random_crop is ndd.decoders.image_random_crop
+    assert E.decoders.image_slice is ndd.decoders.image_slice
     x = ndd.tensor(IMGS[1], layout="HWC")
     with pytest.raises(ndd.HeadraceError, match=r"warp_perspective.*matrix"):
         E.warp_perspective(x).evaluate()

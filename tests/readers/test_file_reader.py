@@ -308,6 +308,9 @@ def test_on_error_skip_refills_batches_and_counts(root: Path) -> None:
 # --- state ----------------------------------------------------------------------------------
 def test_state_rules(root: Path) -> None:
     r = File(file_root=str(root))
+    with pytest.raises(RuntimeError, match="before its first iteration"):  # checked first
+        r.get_state()
+    list(r.next_epoch(batch_size=2))
     with pytest.raises(RuntimeError, match="checkpointing"):
         r.get_state()
     r = File(file_root=str(root), enable_checkpointing=True)

@@ -1,4 +1,5 @@
-"""Batch kernels computed on the host for every backend: random draws and image decoding.
+"""Batch kernels computed on the host for every backend: random draws, image decoding and
+decompression (``inflate``).
 
 These kernels run with numpy (random values) and the CPU codecs (images) whatever the op's
 device, so the CPU and the GPU give identical results for the same RNG state and bytes. They are
@@ -30,6 +31,7 @@ from headrace._core.device import CPU
 from headrace._core.errors import DecodeError, InvalidArgumentError
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
+from headrace.codecs import npy as _npy
 
 Vals = dict[str, Any]
 Kernel = Callable[[KernelContext, list[Any], Vals], tuple[Batch, ...]]
@@ -210,4 +212,160 @@ def image(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     out = Batch._wrap(outs, v["dtype"] or _dt.uint8, "HWC", CPU)
     if x._sources is not None:
         out._sources = [x._sources[i] for i in keep]
+    return (out,)
+
+
+# --- inflate -----------------------------------------------------------------------------------
+#: The largest decompressed/compressed size ratio each algorithm can produce (plus a little), so a
+#: declared output size beyond it is refused before anything is allocated.
+_MAX_RATIO = {"LZ4": 256, "DEFLATE": 1040}
+
+
+def _decompressor(algorithm: str) -> Callable[[memoryview, int], bytes | bytearray]:
+    """``fn(chunk, expected_size)`` for ``algorithm``; ``lz4`` is imported on first use."""
+    if algorithm == "DEFLATE":
+        import zlib
+
+        def inflate_deflate(chunk: memoryview, n: int) -> bytes:
+            d = zlib.decompressobj(wbits=47)  # zlib or gzip header, detected
+            out = d.decompress(chunk, n + 1)  # at most one byte past the expected size
+            if len(out) <= n and not d.eof:
+                raise ValueError("the stream is truncated")
+            return out
+
+        return inflate_deflate
+    try:
+        import lz4.block
+    except ImportError as e:
+        from headrace._core.errors import BackendUnavailableError
+
+        raise BackendUnavailableError(
+            "decoders.inflate decompresses LZ4 with the 'lz4' package, which is not installed: "
+            "pip install headrace[lz4]"
+        ) from e
+
+    def inflate_lz4(chunk: memoryview, n: int) -> bytearray:
+        out: bytearray = lz4.block.decompress(chunk, uncompressed_size=n, return_bytearray=True)
+        return out
+
+    return inflate_lz4
+
+
+def _chunks(name: str, size: int, offsets: Any, sizes: Any) -> list[tuple[int, int]] | None:
+    """``(offset, size)`` of each chunk of a sample of ``size`` bytes (``None``: not chunked)."""
+    if offsets is None and sizes is None:
+        return None
+    off = None if offsets is None else [int(o) for o in np.atleast_1d(offsets)]
+    siz = None if sizes is None else [int(s) for s in np.atleast_1d(sizes)]
+    if off is None:
+        assert siz is not None
+        off = np.concatenate([[0], np.cumsum(siz[:-1])]).astype(int).tolist() if siz else []
+    if siz is None:
+        siz = [b - a for a, b in zip(off, off[1:] + [size])]
+    if len(off) != len(siz):
+        raise InvalidArgumentError(
+            f"{name}: {len(off)} chunk_offsets but {len(siz)} chunk_sizes; give one of each per "
+            "chunk."
+        )
+    for k, (o, s) in enumerate(zip(off, siz)):
+        if o < 0 or s < 0 or o + s > size:
+            raise InvalidArgumentError(
+                f"{name}: chunk {k} (offset {o}, size {s}) lies outside the {size}-byte input."
+            )
+    return list(zip(off, siz))
+
+
+def inflate(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
+    """Decompress every sample (each chunk of it) to ``shape`` elements of ``dtype``.
+
+    ``v``: ``algorithm`` (``"LZ4"`` or ``"DEFLATE"``), ``shape`` (per sample: one chunk's
+    shape), ``dtype``, ``chunk_offsets``/``chunk_sizes`` (per sample, optional) and
+    ``out_layout`` (the ops layer's: the layout with the sequence axis when chunked).
+    """
+    x = ins[0]
+    samples = x._samples
+    assert samples is not None
+    name = kc.name
+    if x._dtype is not _dt.uint8 or any(s.ndim != 1 for s in samples):
+        raise InvalidArgumentError(f"{name}: the input must be 1-D uint8 compressed bytes.")
+    algorithm = v["algorithm"]
+    decompress = _decompressor(algorithm)
+    dt: _dt.DType = v["dtype"]
+    np_dt = np.dtype(dt.numpy)
+    per = has_per_sample(v)
+
+    def one(i: int) -> np.ndarray:
+        a = sample_args(v, i) if per else v
+        data = np.ascontiguousarray(samples[i])
+        shape = tuple(int(s) for s in np.atleast_1d(a["shape"]))
+        if any(s < 0 for s in shape):
+            raise InvalidArgumentError(f"{name}: shape {list(shape)} has a negative extent.")
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np_dt.itemsize
+        chunks = _chunks(name, data.size, a["chunk_offsets"], a["chunk_sizes"])
+        parts = [(0, data.size)] if chunks is None else chunks
+        out = np.empty((len(parts), *shape), np_dt)
+        raw = out.reshape(len(parts), -1).view(np.uint8)
+        buf = memoryview(data)
+        for k, (o, s) in enumerate(parts):
+            where = f"chunk {k}: " if chunks is not None else ""
+            if nbytes == 0 and s == 0:  # nothing stored for nothing wanted
+                continue
+            if nbytes > _MAX_RATIO[algorithm] * s + 64:
+                raise DecodeError(
+                    f"{name}: {where}{s} compressed bytes cannot hold {nbytes} bytes of "
+                    f"{algorithm} output (shape {list(shape)}, {dt}); check shape and dtype."
+                )
+            try:
+                got = decompress(buf[o : o + s], nbytes)
+            except Exception as e:  # lz4.block.LZ4BlockError, zlib.error: corrupt data
+                raise DecodeError(
+                    f"{name}: {where}cannot decompress {algorithm} data ({e})."
+                ) from e
+            if len(got) != nbytes:
+                raise DecodeError(
+                    f"{name}: {where}the data decompresses to {len(got)}"
+                    f"{'+' if len(got) > nbytes else ''} bytes, the output needs {nbytes} "
+                    f"(shape {list(shape)}, {dt}); check shape and dtype."
+                )
+            raw[k] = np.frombuffer(got, np.uint8)
+        return out if chunks is not None else out[0]
+
+    outs = kc.map(one)
+    out = Batch._wrap(outs, dt, v["out_layout"], CPU)
+    if x._sources is not None:
+        out._sources = list(x._sources)
+    return (out,)
+
+
+# --- .npy decoding -------------------------------------------------------------------------
+def numpy(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
+    """Decode every sample's ``.npy`` bytes (C order, native byte order) on the worker threads;
+    ``v["dtype"]`` (a DType or ``None``) converts them (rounded, saturated)."""
+    x = ins[0]
+    samples = x._samples
+    assert samples is not None
+    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
+        raise InvalidArgumentError(
+            f"{kc.name}: the input must be .npy file bytes (1-D uint8), got {x._dtype} with "
+            f"{samples[0].ndim if samples else 0} dimensions."
+        )
+    dt = v["dtype"]
+
+    def one(i: int) -> np.ndarray:
+        a = _npy.decode(samples[i], where=kc.source(i) or "the .npy bytes")
+        return a if dt is None else _npy.convert(a, dt.numpy)
+
+    outs = kc.map(one)
+    if outs:
+        first = outs[0]
+        for i, a in enumerate(outs):
+            if a.ndim != first.ndim or (dt is None and a.dtype != first.dtype):
+                raise InvalidArgumentError(
+                    f"{kc.name}: all samples need the same number of dimensions and element type "
+                    f"(give dtype= to convert them); sample 0 is {first.dtype} {first.ndim}-D, "
+                    f"sample {i} is {a.dtype} {a.ndim}-D."
+                )
+    out_dt = dt or (_dt.from_numpy(outs[0].dtype) if outs else _dt.uint8)
+    out = Batch._wrap(outs, out_dt, None, CPU)
+    out._sources = x._sources
     return (out,)

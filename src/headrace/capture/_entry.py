@@ -1,8 +1,13 @@
 """How a loop enters capture mode: ``reader.next_epoch(capture=True)`` and
 ``ExternalSource.captured()``.
 
-A reader keeps its :class:`~._loop.CaptureLoop` across epochs (traced once, in its first
-captured epoch); an ``ExternalSource`` traces again at every ``captured()`` call.
+A reader or driving ``ExternalSource`` keeps its :class:`~._loop.CaptureLoop` across epochs
+(traced once, in its first captured epoch). A loop left or failed during its traced step, or
+one that captured nothing, is released: its feeders become free again, the reader may iterate
+eagerly, and the next captured epoch traces again. A loop left early after tracing releases an
+``ExternalSource`` driver and its feeders; a reader whose pipeline had already pulled feeders or
+drawn random states ahead cannot be used again (those sources moved past a step that never
+completed).
 """
 
 from __future__ import annotations
@@ -32,11 +37,30 @@ def reader_loop(reader: Any, batch_size: Any, ctx: Any, eager_epoch: Callable[[i
     source = eager_epoch(batch_size)
 
     def teardown(finished: bool) -> None:
-        # a pipeline left early has drawn from the feeders / RNGs ahead of the body
-        if not finished and (loop.feeders or loop.rngs) and not loop.tracing:
-            reader._capture_invalid = True
+        if _captured(loop):
+            if finished:
+                return  # the next epoch replays
+            if loop.feeders or loop.rngs:  # pulled / drawn ahead of the body: cannot resume
+                reader._capture_invalid = True
+                release(loop)
+            return
+        release(loop)  # left during tracing, or nothing captured: as if never captured
+        reader._capture = None
+        reader._capture_released = True
 
     return run_loop(loop, source, trace, teardown)
+
+
+def _captured(loop: CaptureLoop) -> bool:
+    """Whether ``loop`` has traced a step and runs a pipeline."""
+    return not loop.tracing and bool(loop.nodes or loop.feeders)
+
+
+def release(loop: CaptureLoop) -> None:
+    """Unbind the feeders of ``loop``, so that they can be used again."""
+    for f in loop.feeders:
+        if getattr(f, "_capture_loop", None) is loop:
+            f._role, f._capture_loop = None, None
 
 
 def _check_reader(reader: Any) -> None:
@@ -47,7 +71,12 @@ def _check_reader(reader: Any) -> None:
             "A reader with checkpointing enabled cannot be used in capture mode (checkpointing "
             "and capture mode are mutually exclusive)."
         )
-    if getattr(reader, "_capture", None) is None and getattr(reader, "_started", False):
+    released = getattr(reader, "_capture_released", False)
+    if (
+        getattr(reader, "_capture", None) is None
+        and getattr(reader, "_started", False)
+        and not released
+    ):
         raise RuntimeError(
             "This reader was already iterated eagerly and cannot switch to capture mode."
         )
@@ -58,6 +87,7 @@ def _reader_capture(reader: Any, batch_size: int, ctx: EvalContext) -> CaptureLo
     loop: CaptureLoop | None = getattr(reader, "_capture", None)
     if loop is None:
         loop = reader._capture = CaptureLoop(batch_size, ctx)
+        reader._capture_stats = loop.stats
         return loop
     if loop.batch_size != batch_size:
         raise ValueError(f"Cannot change batch_size from {loop.batch_size} to {batch_size}.")
@@ -67,20 +97,30 @@ def _reader_capture(reader: Any, batch_size: int, ctx: EvalContext) -> CaptureLo
 
 
 def external_source_loop(src: Any, batch_size: Any, ctx: Any) -> Any:
-    """``ExternalSource.captured(batch_size)``: trace again, then pipeline the source."""
+    """``ExternalSource.captured(batch_size)``: trace (first epoch), then pipeline the source."""
     if batch_size is None:
         raise ValueError("captured() requires a non-None batch_size.")
     batch_size = unwrap(batch_size)
     _check_driver(src)
     ctx = ctx if ctx is not None else EvalContext.current()
-    loop = CaptureLoop(batch_size, ctx)
-    src._role, src._capture_loop = "driver", loop
+    loop: CaptureLoop | None = src._capture_loop if src._role == "driver" else None
+    if loop is not None:
+        if loop.batch_size != batch_size:
+            raise ValueError(f"Cannot change batch_size from {loop.batch_size} to {batch_size}.")
+        if loop.ctx is not ctx:
+            raise RuntimeError("Cannot change EvalContext for a capture-mode loop.")
+    else:
+        loop = CaptureLoop(batch_size, ctx)
+        src._role, src._capture_loop = "driver", loop
+        src._capture_stats = loop.stats
 
     def teardown(finished: bool) -> None:
-        src._capture_loop = None
-        src._role = "driver"
+        if finished and _captured(loop):
+            return  # kept: the next captured() replays without tracing again
+        release(loop)
+        src._role, src._capture_loop = None, None
 
-    return run_loop(loop, _items(src, batch_size), True, teardown)
+    return run_loop(loop, _items(src, batch_size), loop.tracing, teardown)
 
 
 def _check_driver(src: Any) -> None:

@@ -38,7 +38,8 @@ class Node:
 
     ``inputs`` and ``refs`` hold the refs of its tensor inputs and tensor arguments, ``const``
     its other argument values (``invariant`` names those marked ``ndd.capture.invariant``),
-    ``explicit_bs`` the ``batch_size=`` it was called with, ``rng`` its generator (random ops).
+    ``explicit_bs`` the ``batch_size=`` it was called with, ``rng`` its generator (random ops)
+    and ``rng_offset`` where in a step's draws from that generator the call draws.
     """
 
     __slots__ = (
@@ -53,6 +54,7 @@ class Node:
         "out_refs",
         "refs",
         "rng",
+        "rng_offset",
         "schema",
     )
 
@@ -78,6 +80,7 @@ class Node:
         self.device = device
         self.explicit_bs = explicit_bs
         self.rng = rng
+        self.rng_offset = 0
         self.invariant = invariant
         self.nargs = len(const) + len(refs)
         self.out_refs = tuple(("node", nid, i) for i in range(schema.num_outputs))

@@ -6,7 +6,8 @@ thread pulls the driving source's next item, polls the feeders and runs the reco
 steps ``k+1 … k+depth`` while the body works on step ``k``: :mod:`._pipeline`. In the body each
 captured call becomes a call-site lookup that returns the precomputed result; a call whose
 inputs or arguments differ from the traced ones runs eagerly instead: :mod:`._replay`. Random
-calls draw from their RNGs in the same order as eager execution, so results are identical.
+calls get, in the pipeline, the very words eager execution would draw for them, while the
+user's generators move in the body exactly as in eager execution: :mod:`._rngs`.
 
 The loop attaches to dispatch through :mod:`headrace._dispatch.hooks`: while the body runs, the
 loop is bound to the thread and sees every operator call first (:meth:`CaptureLoop.on_call`).
@@ -23,10 +24,13 @@ from typing import Any
 from headrace._core.batch import Batch
 from headrace._dispatch import hooks
 from headrace._exec.context import EvalContext
+from headrace._rng import RNG, set_draw_observer
+from headrace.capture import _stats as st
 from headrace.capture._graph import CaptureError, Node, Ref, Step, as_outputs
 from headrace.capture._invariant import unwrap
 from headrace.capture._pipeline import Pipeline
 from headrace.capture._replay import replay_call, replay_feeder
+from headrace.capture._rngs import ScheduledRNG
 from headrace.capture._sites import site_key, user_stacklevel
 from headrace.capture._tracing import trace_call, trace_feeder
 
@@ -43,9 +47,14 @@ class CaptureLoop:
         # the graph, recorded while tracing
         self.nodes: list[Node] = []
         self.by_key: dict[Any, int] = {}
+        self.unrecorded: dict[Any, str] = {}  # call sites traced but not recorded: why
         self.feeders: list[Any] = []
         self.feeder_keys: dict[Any, int] = {}
-        self.rngs: list[Any] = []
+        self.anchors: dict[RNG, int] = {}  # position of each generator's first traced draw
+        self.rngs: list[RNG] = []  # generators of captured random calls (node.rng)
+        self.scheds: list[ScheduledRNG] = []  # their schedules, one per generator, made by sync
+        self.sched_by_rng: dict[int, ScheduledRNG] = {}
+        self.stats = st.CaptureStats()
         self.tracing = True
         self.suspended = False  # True while a call of the body runs eagerly
         self.body_code: types.CodeType | None = None
@@ -57,7 +66,7 @@ class CaptureLoop:
         self.step_n = batch_size  # batch size of the current step (the last one may be partial)
         self.fell_back = 0
         # shares the graph's lists: it runs what tracing recorded into them
-        self.pipeline = Pipeline(self.nodes, self.feeders, self.rngs, batch_size, depth)
+        self.pipeline = Pipeline(self.nodes, self.feeders, self.scheds, batch_size, depth)
 
     # --- bookkeeping of the current step ------------------------------------------------
     def begin_step(self, source_out: Any, step: Step | None) -> None:
@@ -70,17 +79,38 @@ class CaptureLoop:
         self.feeds_used = [0] * len(self.feeders)
         for i, o in enumerate(outs):
             self.register(o, ("src", i))
+        if step is not None:
+            self.stats.steps_replayed += 1
+            for s in self.scheds:
+                s.begin_step()
 
     def end_step(self) -> None:
-        """Check the feeder rules at the end of a replayed step."""
+        """Check the feeder and generator rules at the end of a replayed step."""
         if self.tracing:
             return
         for f, used in zip(self.feeders, self.feeds_used):
             if used == 0:
                 raise CaptureError(
                     f"{f!r} was not consumed in this step: a feeder of a capture-mode loop "
-                    "must be read exactly once per capture-mode step."
+                    "must be read exactly once per capture-mode step "
+                    "(An ExternalSource was not consumed this step)."
                 )
+        for s in self.scheds:
+            s.finish_step()
+
+    def note_draw(self, rng: RNG) -> None:
+        """The draw observer while tracing: anchor each generator at its first draw."""
+        if rng not in self.anchors:
+            self.anchors[rng] = rng._pos
+
+    def sync_rngs(self) -> None:
+        """After the traced step: one schedule per generator that captured calls draw from."""
+        for node in self.nodes:
+            if node.rng is not None and all(r is not node.rng for r in self.rngs):
+                self.rngs.append(node.rng)
+        self.scheds[:] = [ScheduledRNG(r, self.anchors.get(r, r._pos)) for r in self.rngs]
+        self.sched_by_rng = {id(s.rng): s for s in self.scheds}
+        self.anchors.clear()
 
     def register(self, obj: Any, ref: Ref) -> None:
         """Know ``obj`` by ``ref`` for the rest of this step."""
@@ -96,9 +126,7 @@ class CaptureLoop:
         """Record ``node``, whose call returned ``out``."""
         self.nodes.append(node)
         self.by_key[node.key] = node.nid
-        rng = node.rng
-        if rng is not None and all(r is not rng for r in self.rngs):
-            self.rngs.append(rng)
+        self.stats.captured_calls.append(node.schema.name)
         for o, ref in zip(as_outputs(out), node.out_refs):
             self.register(o, ref)
 
@@ -108,6 +136,7 @@ class CaptureLoop:
         self.feeders.append(source)
         self.feeder_keys[key] = fid
         self.feeds_used.append(1)
+        self.stats.feeders += 1
         return fid
 
     # --- calls made by the body -----------------------------------------------------------
@@ -122,13 +151,14 @@ class CaptureLoop:
     ) -> Any:
         """Handle an operator call made by the loop body (the dispatch hook)."""
         if not schema.capture:
+            self.stats.note_eager(site_key(self.body_code, {}), schema.name, st.NOT_CAPTURABLE)
             return hooks.NOT_CAPTURED
         if batch_size is not None:
             self._check_batch_size(unwrap(batch_size))
         key = site_key(self.body_code, self.counts)
         if self.tracing:
             return trace_call(self, schema, key, inputs, device, batch_size, rng, kwargs)
-        return replay_call(self, schema, key, inputs, device, kwargs)
+        return replay_call(self, schema, key, inputs, device, rng, kwargs)
 
     def _check_batch_size(self, n: Any) -> None:
         if n not in (self.batch_size, self.step_n):
@@ -163,6 +193,7 @@ class CaptureLoop:
     def start(self, source: Iterator[Any]) -> None:
         """Start computing the steps of ``source`` in the background."""
         self.tracing = False
+        self.stats.mode = "captured"
         self.pipeline.start(source)
 
     def next_step(self) -> Step | None:
@@ -202,7 +233,10 @@ def run_loop(
         finished = True
     finally:
         hooks.set_loop(None)
+        set_draw_observer(None)
         loop.shutdown()
+        if not finished:
+            loop.stats.mode = "torn down"
         if on_teardown is not None:
             on_teardown(finished)
 
@@ -216,19 +250,28 @@ def _traced_step(
     except StopIteration:
         return None
     hooks.set_loop(loop)
+    set_draw_observer(loop.note_draw)
     loop.body_code = body
     loop.begin_step(first, None)
+    st.mark_captured(first)
+    loop.stats.steps_traced += 1
     yield first
+    set_draw_observer(None)
     hooks.set_loop(None)
     loop.tracing = False
     if loop.nodes or loop.feeders:
+        loop.sync_rngs()
         return _PIPELINE
+    loop.stats.mode = "eager"
     warnings.warn(
-        "Capture mode: no operators were captured during tracing; the loop continues eagerly.",
+        "capture=True was specified but no operators were captured during tracing. "
+        "Falling back to dynamic mode: the loop continues eagerly (see ndd.capture.stats()).",
         UserWarning,
         stacklevel=user_stacklevel(),
     )
-    yield from source
+    for item in source:
+        loop.stats.steps_eager += 1
+        yield item
     return None
 
 

@@ -1,15 +1,14 @@
 """The pipeline: a producer thread computing the steps after the traced one, ahead of the body.
 
 For each step it pulls the driving source's next item and one item of every feeder, then runs
-the recorded nodes in order (synchronously, in recording order, so random nodes draw from their
-generators exactly as eager execution would). Each node's result, or the exception it raised, is
-kept for the body's lookup. While the pipeline runs, it owns the generators of the random nodes:
-any other use of them raises.
+the recorded nodes in recording order. A random node draws from a private copy of its generator
+placed where eager execution would draw for that call on that step (see :mod:`._rngs`); the
+user's generators are never touched here. Each node's result, or the exception it raised, is
+kept for the body's lookup.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from functools import partial
 from typing import Any
@@ -17,13 +16,26 @@ from typing import Any
 from headrace._core.batch import Batch
 from headrace._core.eval_mode import EvalMode
 from headrace._exec.producer import END, Emit, Producer
+from headrace._rng import RNG
 from headrace.capture._graph import CaptureError, Node, Ref, Step
+from headrace.capture._rngs import ScheduledRNG
+from headrace.capture._stats import mark_captured
 
 THREAD_NAME = "headrace-capture"
 
 
-def compute_step(nodes: list[Node], batch_size: int, src: Any, feeds: list[Any]) -> list[Any]:
-    """Run ``nodes`` on one step's source item and feeder items; a result or exception each."""
+def compute_step(
+    nodes: list[Node],
+    batch_size: int,
+    src: Any,
+    feeds: list[Any],
+    rngs: dict[int, tuple[RNG, int]] | None = None,
+) -> list[Any]:
+    """Run ``nodes`` on one step's source item and feeder items; a result or exception each.
+
+    ``rngs`` maps ``id(node.rng)`` to the pipeline's copy of that generator and the position
+    at which this step's draws from it begin.
+    """
     srcs = src if isinstance(src, tuple) else (src,)
     n = srcs[0].batch_size if isinstance(srcs[0], Batch) else batch_size
     results: list[Any] = []
@@ -47,9 +59,13 @@ def compute_step(nodes: list[Node], batch_size: int, src: Any, feeds: list[Any])
                 for k, r in node.refs.items():
                     kw[k] = value(r)
                 bs = n if node.explicit_bs == batch_size else node.explicit_bs
-                results.append(
-                    node.schema.call(ins, device=node.device, batch_size=bs, rng=node.rng, **kw)
-                )
+                rng = node.rng
+                if rng is not None and rngs is not None:
+                    rng, base = rngs[id(rng)]
+                    rng._pos = base + node.rng_offset
+                out = node.schema.call(ins, device=node.device, batch_size=bs, rng=rng, **kw)
+                mark_captured(out)
+                results.append(out)
             except BaseException as e:
                 results.append(e)
     return results
@@ -77,11 +93,16 @@ class Pipeline:
     """Computes up to ``depth`` steps ahead of the body in one producer thread."""
 
     def __init__(
-        self, nodes: list[Node], feeders: list[Any], rngs: list[Any], batch_size: int, depth: int
+        self,
+        nodes: list[Node],
+        feeders: list[Any],
+        scheds: list[ScheduledRNG],
+        batch_size: int,
+        depth: int,
     ) -> None:
         self.nodes = nodes
         self.feeders = feeders
-        self.rngs = rngs
+        self.scheds = scheds
         self.batch_size = batch_size
         self.depth = depth
         self._producer: Producer | None = None
@@ -95,25 +116,25 @@ class Pipeline:
         return p is not None and p.stopped
 
     def _produce(self, source: Iterator[Any], emit: Emit) -> None:
-        self._own_rngs(threading.get_ident())
+        # the schedules' positions now are those of the body's next step
+        plan = [(id(s.rng), s.pipeline_copy(), s.start, s.period) for s in self.scheds]
+        step = 0
         try:
             while not self._stopping():
                 try:
                     src = next(source)
                 except StopIteration:
                     return
+                mark_captured(src)
                 feeds = pull_feeds(self.feeders, self.batch_size)
-                results = compute_step(self.nodes, self.batch_size, src, feeds)
+                rngs = {key: (c, start + step * period) for key, c, start, period in plan}
+                results = compute_step(self.nodes, self.batch_size, src, feeds, rngs)
+                step += 1
                 if not emit(Step(src, feeds, results)):
                     return
         finally:
-            self._own_rngs(None)
             if self._stopping():
                 _close(source)
-
-    def _own_rngs(self, owner: int | None) -> None:
-        for r in self.rngs:
-            r._capture_owner = owner
 
     def next_step(self) -> Step | None:
         """The next computed step (None at the end of the source); re-raises a source error."""
@@ -127,7 +148,6 @@ class Pipeline:
         if p is not None:
             p.stop()  # returns once the thread ended
             self._producer = None
-        self._own_rngs(None)
 
 
 def _close(source: Iterator[Any]) -> None:

@@ -2,8 +2,9 @@
 
 The call site gives the recorded node; when the call's inputs are the same refs and its
 arguments the same values as when it was traced, the result the pipeline computed for this step
-is returned. Otherwise the call runs eagerly (a random call may not: its generator belongs to
-the pipeline).
+is returned. Otherwise the call runs eagerly, random calls included: the pipeline's result for
+it is dropped and the eager call draws the same words from the user's generator (see
+:mod:`._rngs`). Each eager run is counted, with its reason, in the loop's statistics.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from headrace._dispatch.hooks import NOT_CAPTURED
-from headrace._rng import RNG_MISUSE
+from headrace._rng import resolve_rng
+from headrace.capture import _stats as st
 from headrace.capture._graph import CaptureError, Node, as_outputs, placement
 from headrace.capture._invariant import is_invariant, unwrap
 
@@ -35,21 +37,37 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+def _eager(loop: CaptureLoop, key: Any, schema: Any, reason: str) -> Any:
+    loop.fell_back += 1
+    loop.stats.note_eager(key, schema.name, reason)
+    return NOT_CAPTURED
+
+
 def replay_call(
-    loop: CaptureLoop, schema: Any, key: Any, inputs: Any, device: Any, kwargs: dict[str, Any]
+    loop: CaptureLoop,
+    schema: Any,
+    key: Any,
+    inputs: Any,
+    device: Any,
+    rng: Any,
+    kwargs: dict[str, Any],
 ) -> Any:
     """The precomputed result of a recorded call, or ``NOT_CAPTURED`` to run it eagerly."""
     nid = loop.by_key.get(key)
     node = loop.nodes[nid] if nid is not None else None
     if node is None or node.schema is not schema:
-        return NOT_CAPTURED
+        return _eager(loop, key, schema, loop.unrecorded.get(key, st.NOT_TRACED))
     if device is not None or node.device is not None:
         _check_device(node, device)
-    if not (_inputs_match(loop, inputs, node) and _kwargs_match(loop, kwargs, node)):
-        if node.rng is not None:
-            raise CaptureError(RNG_MISUSE)
-        loop.fell_back += 1
-        return NOT_CAPTURED
+    if not _inputs_match(loop, inputs, node):
+        return _eager(loop, key, schema, st.INPUTS_DIFFER)
+    if not _kwargs_match(loop, kwargs, node):
+        return _eager(loop, key, schema, st.ARGS_DIFFER)
+    if node.rng is not None:
+        sched = loop.sched_by_rng[id(node.rng)]
+        if not sched.consume(node.rng_offset, resolve_rng(rng)):
+            return _eager(loop, key, schema, st.RANDOM_RERUN)
+    loop.stats.calls_replayed += 1
     res = loop.step.results[node.nid]  # type: ignore[union-attr]
     ids = loop.ids
     if type(res) is tuple:
@@ -104,8 +122,8 @@ def _kwargs_match(loop: CaptureLoop, kwargs: dict[str, Any], node: Node) -> bool
             if k in node.invariant and not is_invariant(v):
                 raise CaptureError(
                     f"{node.schema.name}: argument {k!r} was marked with "
-                    "ndd.capture.invariant() when the loop was traced; dropping the marker "
-                    "on a later step is not allowed."
+                    "ndd.capture.invariant() when the loop was traced. An argument marked with "
+                    "ndd.capture.invariant when captured must remain marked."
                 )
             if v is not c and not _same(unwrap(v), c):
                 return False

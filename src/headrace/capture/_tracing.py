@@ -19,6 +19,7 @@ from headrace._core.device import Device
 from headrace._core.dtype import DType
 from headrace._core.tensor import Tensor
 from headrace._rng import resolve_rng
+from headrace.capture import _stats as st
 from headrace.capture._graph import CaptureError, Node, Ref, as_outputs, placement
 from headrace.capture._invariant import is_invariant, unwrap
 from headrace.capture._sites import user_stacklevel
@@ -44,20 +45,28 @@ def _constant(v: Any) -> bool:
 class _Recording:
     """What tracing learned about one call's inputs and arguments."""
 
-    __slots__ = ("const", "inputs", "marked", "ok", "refs")
+    __slots__ = ("const", "inputs", "marked", "reason", "refs")
 
     def __init__(self) -> None:
         self.inputs: list[Ref | None] = []
         self.const: dict[str, Any] = {}
         self.refs: dict[str, Ref | None] = {}
         self.marked: list[str] = []
-        self.ok = True
+        self.reason: str | None = None  # why the call cannot be recorded (the first reason)
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    def fail(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
 
     def take_inputs(self, loop: CaptureLoop, inputs: Any) -> None:
         for x in inputs:
             r = None if x is None else loop.ref_of(x)
             if x is not None and r is None:
-                self.ok = False
+                self.fail(st.UNKNOWN_INPUT)
             self.inputs.append(r)
 
     def take_args(self, loop: CaptureLoop, kwargs: dict[str, Any]) -> None:
@@ -69,11 +78,12 @@ class _Recording:
                 self.marked.append(k)
             elif isinstance(v, (Tensor, Batch)):
                 r = self.refs[k] = loop.ref_of(v)
-                self.ok &= r is not None
+                if r is None:
+                    self.fail(st.UNKNOWN_TENSOR_ARG.format(k))
             elif _constant(v):
                 self.const[k] = v
             else:
-                self.ok = False
+                self.fail(st.NOT_CONSTANT.format(k))
 
 
 def trace_call(
@@ -91,10 +101,12 @@ def trace_call(
     rec.take_inputs(loop, inputs)
     rec.take_args(loop, kwargs)
     rng_obj = None
+    pos = 0
     if schema.random:
         rng = rng_obj = resolve_rng(rng)
+        pos = rng_obj._pos  # where this call draws (the draw itself anchors the generator)
         if batch_size is None and not any(isinstance(x, Batch) for x in inputs):
-            rec.ok = False  # random calls producing one sample are never captured
+            rec.fail(st.SINGLE_SAMPLE_RANDOM)
     out = loop.run_plain(schema, inputs, device, batch_size, rng, kwargs)
     if _recordable(loop, schema, key, rec, out):
         node = Node(
@@ -109,7 +121,13 @@ def trace_call(
             rng_obj,
             frozenset(rec.marked),
         )
+        if rng_obj is not None:
+            node.rng_offset = pos - loop.anchors.get(rng_obj, pos)
         loop.add_node(node, out)
+        st.mark_captured(out)
+    else:
+        reason = loop.unrecorded[key] = rec.reason or st.BAD_OUTPUT
+        loop.stats.note_eager(key, schema.name, reason)
     return out
 
 
@@ -123,7 +141,9 @@ def _recordable(loop: CaptureLoop, schema: Any, key: Any, rec: _Recording, out: 
             UserWarning,
             stacklevel=user_stacklevel(),
         )
-    if not rec.ok or repeated:
+    if repeated:
+        rec.fail(st.REPEATED_RANDOM)
+    if not rec.ok:
         return False
     return all(isinstance(o, Batch) and o.batch_size == loop.batch_size for o in as_outputs(out))
 
@@ -143,12 +163,13 @@ def _check_new_feeder(loop: CaptureLoop, source: Any, key: Any) -> None:
     bound = getattr(source, "_capture_loop", None)
     if bound is not None and bound is not loop:
         raise CaptureError(
-            f"{source!r} is already bound to a different capture context: each "
-            "capture-mode loop needs its own feeder instances."
+            f"{source!r} is already used in a capture-mode loop. Already bound to a different "
+            "capture context: each capture-mode loop needs its own feeder instances."
         )
     if getattr(source, "_role", None) == "eager":
         raise CaptureError(
-            f"{source!r} was used eagerly before, so it cannot feed a capture-mode loop."
+            f"{source!r} was used eagerly before, so it cannot feed a capture-mode loop "
+            "(This ExternalSource was already used eagerly)."
         )
     if key in loop.feeder_keys:
         raise CaptureError(

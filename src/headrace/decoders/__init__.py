@@ -1,4 +1,4 @@
-"""``ndd.decoders``: image decoders.
+"""``ndd.decoders``: image and ``.npy`` decoders, and ``inflate``.
 
 Examples
 --------
@@ -8,5 +8,16 @@ True
 """
 
 from headrace.decoders.image import image, image_crop, image_random_crop, skipped_count
+from headrace.decoders.image_slice import image_slice
+from headrace.decoders.inflate import inflate
+from headrace.decoders.npy import numpy
 
-__all__ = ["image", "image_crop", "image_random_crop", "skipped_count"]
+__all__ = [
+    "image",
+    "image_crop",
+    "image_random_crop",
+    "image_slice",
+    "inflate",
+    "numpy",
+    "skipped_count",
+]

@@ -1,5 +1,5 @@
 """``ndd.experimental.decoders``: the image decoders under their experimental names (the same
-operators as ``ndd.decoders.image``, ``image_crop`` and ``image_random_crop``).
+operators as ``ndd.decoders.image``, ``image_crop``, ``image_random_crop`` and ``image_slice``).
 
 Examples
 --------
@@ -9,5 +9,6 @@ True
 """
 
 from headrace.decoders.image import image, image_crop, image_random_crop
+from headrace.decoders.image_slice import image_slice
 
-__all__ = ["image", "image_crop", "image_random_crop"]
+__all__ = ["image", "image_crop", "image_random_crop", "image_slice"]

@@ -533,6 +533,10 @@ def flip_params(
 # ----------------------------------------------------------------------------- slice
 
 
+def _is_int(v: Any) -> bool:
+    return np.asarray(v).dtype.kind in "iu"
+
+
 def slice_params(
     in_shape: Sequence[int],
     layout: str | None,
@@ -555,12 +559,14 @@ def slice_params(
     image_type: Any = None,
     anchor_input: Any = None,
     shape_input: Any = None,
+    op: str = "slice",
 ) -> KernelPlan:
     """Plan ``slice``: turn any anchor/shape form into an integer box (kernel: ``geometry.slice``).
 
     ``anchor_input``/``shape_input`` are the positional ``anchor``/``shape`` inputs of the
-    sample (scaled by the extent when ``normalized_anchor``/``normalized_shape``); ``shape``
-    is the keyword argument. ``image_type`` has no effect.
+    sample (float inputs are scaled by the extent when ``normalized_anchor``/
+    ``normalized_shape``; integer inputs are always absolute); ``shape`` is the keyword
+    argument. ``image_type`` has no effect. ``op`` names the operator in errors.
 
     Examples
     --------
@@ -569,7 +575,6 @@ def slice_params(
     ...              **flags).shape
     (7, 15, 1)
     """
-    op = "slice"
     ndim = len(in_shape)
     ax = _layout.named_axes(op, layout, ndim, axes, axis_names, "WH", (1, 0))
     ext = [float(in_shape[a]) for a in ax]
@@ -591,7 +596,7 @@ def slice_params(
             f"(got {ends}). Drop the rest."
         )
     if anchor_input is not None:
-        lo = vec("anchor", anchor_input, normalized_anchor)
+        lo = vec("anchor", anchor_input, normalized_anchor and not _is_int(anchor_input))
     elif start is not None:
         lo = vec("start", start, False)
     elif rel_start is not None:
@@ -599,7 +604,8 @@ def slice_params(
     else:
         lo = [0.0] * n
     if shape_input is not None:
-        hi = [a + s for a, s in zip(lo, vec("shape", shape_input, normalized_shape))]
+        rel = normalized_shape and not _is_int(shape_input)
+        hi = [a + s for a, s in zip(lo, vec("shape", shape_input, rel))]
     elif shape is not None:
         hi = [a + s for a, s in zip(lo, vec("shape", shape, False))]
     elif rel_shape is not None:

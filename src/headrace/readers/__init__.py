@@ -13,6 +13,21 @@ Examples
 from __future__ import annotations
 
 from headrace.readers._base import Reader, ReaderState
+from headrace.readers.caffe import Caffe, Caffe2
 from headrace.readers.file import File
+from headrace.readers.mxnet import MXNet
+from headrace.readers.npy import Numpy
+from headrace.readers.tfrecord import TFRecord
+from headrace.readers.webdataset import Webdataset
 
-__all__ = ["File", "Reader", "ReaderState"]
+__all__ = [
+    "Caffe",
+    "Caffe2",
+    "File",
+    "MXNet",
+    "Numpy",
+    "Reader",
+    "ReaderState",
+    "TFRecord",
+    "Webdataset",
+]

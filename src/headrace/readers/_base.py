@@ -524,14 +524,15 @@ class Reader:
         Needs ``enable_checkpointing=True`` (or an earlier :meth:`set_state`) and a started
         epoch. A fresh reader given this state resumes exactly after the last item received.
         """
+        if not self._started:  # checked first, as the reference does
+            raise RuntimeError(
+                f"Reader {self._name!r}: Cannot get the reader's state before its first "
+                "iteration. Call `next_epoch` once before calling `get_state`."
+            )
         if not self._checkpointing:
             raise RuntimeError(
                 f"Reader {self._name!r}: checkpointing is not enabled; construct it with "
                 "enable_checkpointing=True."
-            )
-        if not self._started:
-            raise RuntimeError(
-                f"Reader {self._name!r}: cannot get the state before its first iteration."
             )
         return ReaderState(
             version=STATE_VERSION,

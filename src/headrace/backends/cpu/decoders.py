@@ -1,9 +1,9 @@
-"""CPU decoder kernels: image decoding (with optional per-sample windows), header peeking and
-whole-file reads.
+"""CPU decoder kernels: image decoding (with optional per-sample windows), ``.npy`` decoding,
+decompression, header peeking and whole-file reads.
 
-``image`` is the host kernel of :mod:`headrace.backends.host` (the torch backend runs it too,
-then uploads); the decoders' arguments, windows and error policy come from the ops layer
-(:mod:`headrace.decoders.image`).
+``image``, ``numpy`` and ``inflate`` are host kernels of :mod:`headrace.backends.host` (the
+torch backend runs them too, then uploads); the decoders' arguments, windows and error policy
+come from the ops layer (:mod:`headrace.decoders`).
 
 Examples
 --------
@@ -23,7 +23,7 @@ from headrace import codecs
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.host import image
+from headrace.backends.host import image, inflate, numpy
 
 
 def peek_image_shape(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch]:
@@ -55,4 +55,4 @@ def file_read(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Bat
     return (out,)
 
 
-__all__ = ["file_read", "image", "peek_image_shape"]
+__all__ = ["file_read", "image", "inflate", "numpy", "peek_image_shape"]

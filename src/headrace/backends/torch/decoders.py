@@ -1,5 +1,6 @@
-"""GPU decoder kernels: images are decoded on the host (the CPU kernel) and each uploaded once
-(nvImageCodec decoding is not wired yet), so GPU pixels equal the CPU ones.
+"""GPU decoder kernels: images, ``.npy`` arrays and compressed chunks are decoded on the host
+(the CPU kernels) and each uploaded once (nvImageCodec decoding is not wired yet), so GPU results
+equal the CPU ones.
 
 Examples
 --------
@@ -12,5 +13,7 @@ from __future__ import annotations
 from headrace.backends import host
 
 image = host.on_host(host.image)
+inflate = host.on_host(host.inflate)
+numpy = host.on_host(host.numpy)
 
-__all__ = ["image"]
+__all__ = ["image", "inflate", "numpy"]

@@ -1,0 +1,535 @@
+"""``readers.TFRecord``: ``tf.train.Example`` records of TFRecord files, as named features.
+
+Records are found through index files (the reference's ``offset size`` format; built and cached
+on first use when not given, see :mod:`headrace.readers.tfrecord_index`), read from a memory map
+of each file (or with positional reads), checked (both CRCs, the index's size), parsed with
+``protobuf`` and turned into one array per feature of ``features`` (see
+:mod:`headrace.tfrecord`). Needs the ``tfrecord`` extra (``pip install headrace[tfrecord]``).
+"""
+
+from __future__ import annotations
+
+import array
+import math
+import mmap
+import operator
+import os
+import struct
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from headrace._core.batch import Batch
+from headrace._core.device import CPU
+from headrace._core.dtype import DType, float32, int64, uint8
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.tensor import Tensor
+from headrace.readers import _sharding as sh
+from headrace.readers._base import EpochPlan, Reader
+from headrace.readers._example_proto import crc32c_module, example_class
+from headrace.readers.file import FileReadError, MissingFileError
+from headrace.readers.tfrecord_index import (
+    FRAMING,
+    HEADER,
+    TFRecordError,
+    load_or_build_index,
+    read_index,
+)
+from headrace.tfrecord import LIST_FIELDS, Feature
+from headrace.tfrecord import float32 as tf_float32
+from headrace.tfrecord import int64 as tf_int64
+from headrace.tfrecord import string as tf_string
+
+_DTYPES: dict[int, DType] = {tf_int64: int64, tf_float32: float32, tf_string: uint8}
+_DEFAULT_FILE_SHUFFLE_SEED = 0x7F4A_7C15  # shuffle_after_epoch without a seed: same every run
+_MAX_OPEN_FILES = 64
+_WHAT = "readers.TFRecord"
+_HEAD = struct.Struct("<QI")  # length, masked CRC of the length
+_U32 = struct.Struct("<I")
+
+
+class _OpenFile:
+    """One open TFRecord file: its size and either a memory map or a descriptor."""
+
+    __slots__ = ("fd", "mm", "size", "u8", "view")
+
+    def __init__(self, path: str, use_mmap: bool) -> None:
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        self.size = os.fstat(self.fd).st_size
+        self.mm: mmap.mmap | None = None
+        self.u8: np.ndarray | None = None  # views for google_crc32c (no memoryviews) ...
+        self.view: memoryview | None = None  # ... and for protobuf (no ndarrays)
+        if use_mmap and self.size:
+            self.mm = mmap.mmap(self.fd, 0, access=mmap.ACCESS_READ)
+            self.u8 = np.frombuffer(self.mm, np.uint8)
+            self.view = memoryview(self.mm)
+            os.close(self.fd)
+            self.fd = -1
+
+    def read(self, offset: int, size: int) -> tuple[Any, Any]:
+        """The record's bytes as ``(ndarray, memoryview)`` (views of the map when mapped)."""
+        if self.view is not None:
+            return self.u8[offset : offset + size], self.view[offset : offset + size]  # type: ignore[index]
+        buf = os.pread(self.fd, size, offset)
+        return np.frombuffer(buf, np.uint8), memoryview(buf)
+
+    def close(self) -> None:
+        # a map still viewed by a caller's array closes when the last view goes away
+        self.u8 = self.view = self.mm = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class _Files:
+    """Open files (at most ``_MAX_OPEN_FILES``; the least recently used is closed first)."""
+
+    def __init__(self, paths: list[str], use_mmap: bool) -> None:
+        self.paths = paths
+        self.use_mmap = use_mmap
+        self._open: OrderedDict[int, _OpenFile] = OrderedDict()
+        self._last: tuple[int, _OpenFile | None] = (-1, None)
+        self._lock = threading.Lock()
+
+    def get(self, fid: int) -> _OpenFile:
+        last = self._last  # fast path: records of one file tend to come together
+        if last[0] == fid:
+            return last[1]  # type: ignore[return-value]
+        with self._lock:
+            entry = self._open.get(fid)
+            if entry is not None:
+                self._open.move_to_end(fid)
+            else:
+                entry = self._open[fid] = _OpenFile(self.paths[fid], self.use_mmap)
+                while len(self._open) > _MAX_OPEN_FILES:
+                    _, old = self._open.popitem(last=False)
+                    if self._last[1] is old:
+                        self._last = (-1, None)
+                    old.close()
+            self._last = (fid, entry)
+            return entry
+
+    def close(self) -> None:
+        with self._lock:
+            self._last = (-1, None)
+            while self._open:
+                self._open.popitem()[1].close()
+
+
+def _extractor(name: str, f: Feature) -> Any:
+    """``extract(fmap) -> ndarray | str``: the feature's output, or what is wrong with it."""
+    field = LIST_FIELDS[f.type]
+    dtype = f.dtype
+    fixed, shape = f.fixed, f.shape
+    default = f.default_value
+    missing_shape = (0, *shape)
+    volume = math.prod(shape)
+    need = (
+        f"{volume} (shape {list(shape)})"
+        if fixed
+        else f"a multiple of {volume} (partial shape {list(shape)})"
+    )
+
+    def wrong_kind(feature: Any) -> str | None:
+        kind = feature.WhichOneof("kind")
+        if kind is None or kind == field:
+            return None
+        return f"feature {name!r} holds {kind} values, `features` declares {field.split('_')[0]}"
+
+    def missing() -> np.ndarray | str:
+        if not fixed:
+            return np.empty(missing_shape, dtype)
+        if default is None:
+            return f"feature {name!r} is missing and has no default value"
+        return default.copy()
+
+    if f.type == tf_string:
+
+        def extract(fmap: Any) -> np.ndarray | str:
+            feature = fmap.get(name)
+            if feature is None:
+                return missing()
+            values = feature.bytes_list.value
+            if len(values) != 1:  # (values of another type leave this list empty)
+                return wrong_kind(feature) or (
+                    f"feature {name!r} holds {len(values)} byte strings, not 1"
+                )
+            return np.frombuffer(values[0], np.uint8)  # read-only: shares the fresh bytes
+
+        return extract
+
+    values_of = operator.attrgetter(f"{field}.value")
+    one_dim = fixed and len(shape) == 1
+
+    def extract_numbers(fmap: Any) -> np.ndarray | str:
+        feature = fmap.get(name)
+        if feature is None:
+            return missing()
+        values = values_of(feature)
+        count = len(values)
+        if fixed:
+            if count != volume:  # (values of another type leave this list empty)
+                return (
+                    wrong_kind(feature) or f"feature {name!r} holds {count} values; expected {need}"
+                )
+            if one_dim:
+                return np.fromiter(values, dtype, count)
+            out_shape = shape
+        else:
+            if count == 0 and (problem := wrong_kind(feature)):
+                return problem
+            out_shape = f.shape_for(count)  # type: ignore[assignment]
+            if out_shape is None:
+                return f"feature {name!r} holds {count} values; expected {need}"
+        if count > 32 and field == "float_list":  # packed floats: one copy, no iteration
+            raw = getattr(feature, field).SerializeToString()
+            arr = np.frombuffer(raw, "<f4", count, len(raw) - 4 * count)  # read-only
+            return arr.reshape(out_shape)
+        return np.fromiter(values, dtype, count).reshape(out_shape)
+
+    return extract_numbers
+
+
+class _TFRecordDataset:
+    """Records of several files: ``read(i)`` returns one array per feature."""
+
+    read_errors = (OSError, TFRecordError)
+
+    def __init__(
+        self,
+        paths: list[str],
+        file_ids: np.ndarray,
+        offsets: np.ndarray,
+        sizes: np.ndarray,
+        first_record: np.ndarray,
+        features: dict[str, Feature],
+        warn_skips: bool,
+        use_mmap: bool = True,
+    ) -> None:
+        self.files = _Files(paths, use_mmap)
+        # array.array: compact, and indexing gives Python ints quickly
+        self.file_ids = array.array("i", file_ids.astype(np.int32).tobytes())
+        self.offsets = array.array("q", offsets.astype(np.int64).tobytes())
+        self.sizes = array.array("q", sizes.astype(np.int64).tobytes())
+        self.first_record = [int(v) for v in first_record]  # dataset index of each record 0
+        self._prefix = [f"{p} (record " for p in paths]
+        self.extractors = [_extractor(name, f) for name, f in features.items()]
+        self.warn_skips = warn_skips
+        self._crc = crc32c_module().value
+        self._parse = example_class().FromString
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def _where(self, index: int) -> tuple[str, int, int]:
+        fid = self.file_ids[index]
+        return self.files.paths[fid], index - self.first_record[fid], self.offsets[index]
+
+    def source(self, index: int) -> str:
+        fid = self.file_ids[index]
+        return (
+            f"{self._prefix[fid]}{index - self.first_record[fid]} at byte offset "
+            f"{self.offsets[index]})"
+        )
+
+    def _fail(self, index: int, what: str, exc: type[Exception] = TFRecordError) -> Exception:
+        path, record, offset = self._where(index)
+        message = f"{_WHAT}: {path}: record {record} at byte offset {offset}: {what}."
+        if self.warn_skips:
+            warnings.warn(f"{message} The record is skipped (on_error='skip').", stacklevel=2)
+        if exc is TFRecordError:
+            return TFRecordError(message, path, offset)
+        return FileReadError(5, message, path)  # EIO
+
+    def read(self, index: int) -> tuple[np.ndarray | str, ...]:
+        offset, size = self.offsets[index], self.sizes[index]
+        try:
+            file = self.files.get(self.file_ids[index])
+            if offset + size > file.size:  # never ask for more than the file holds
+                raise self._fail(
+                    index, f"truncated record: the index says {size} bytes, the file ends "
+                    f"{file.size - offset} bytes after the record's start"
+                )  # fmt: skip
+            if file.view is not None:
+                end = offset + size
+                u8, view = file.u8[offset:end], file.view[offset:end]  # type: ignore[index]
+            else:
+                u8, view = file.read(offset, size)
+        except OSError as e:
+            if isinstance(e, FileReadError):
+                raise
+            raise self._fail(index, f"cannot read ({e.strerror or e})", OSError) from e
+        if len(view) != size:
+            raise self._fail(index, f"truncated record ({len(view)} of {size} bytes read)")
+        length, length_crc = _HEAD.unpack_from(view)
+        c = self._crc(u8[:8])
+        if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != length_crc:
+            raise self._fail(index, "corrupt record header (length CRC mismatch)")
+        if length + FRAMING != size:
+            raise self._fail(
+                index, f"the record holds {length} bytes of data but the index gives it "
+                f"{size} bytes (expected {length + FRAMING}): a stale or wrong index file"
+            )  # fmt: skip
+        c = self._crc(u8[HEADER : HEADER + length])
+        (data_crc,) = _U32.unpack_from(view, size - 4)
+        if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != data_crc:
+            raise self._fail(index, "corrupt record data (data CRC mismatch)")
+        try:
+            fmap = self._parse(view[HEADER : HEADER + length]).features.feature
+        except Exception as e:  # protobuf's DecodeError
+            raise self._fail(index, f"not a tf.train.Example ({e})") from None
+        out = [extract(fmap) for extract in self.extractors]
+        for o in out:
+            if type(o) is str:
+                raise self._fail(index, o)
+        return tuple(out)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _FileOrderPlan(EpochPlan):
+    """``shuffle_after_epoch``: every data epoch visits the files in a new order (the same on
+    every rank), reading each file's records in sequence; the shard is taken from that order."""
+
+    file_starts: tuple[int, ...] = ()
+    file_seed: int = 0
+
+    def order(self, epoch: int, pad: bool) -> np.ndarray:
+        starts = self.file_starts
+        key = (self.file_seed & (2**64 - 1)) | (epoch << 64)
+        perm = np.random.Generator(np.random.Philox(key=key)).permutation(len(starts) - 1)
+        base = np.concatenate(
+            [np.arange(starts[f], starts[f + 1]) for f in perm] or [np.arange(0)]
+        ).astype(np.int64)
+        lo, hi = sh.shard_bounds(self.size, self.num_shards, self.shard_id)
+        idx = base[lo:hi]
+        if self.random_shuffle:
+            idx = idx[self._permutation(len(idx), epoch, 1)]
+        if pad and len(idx):
+            extra = sh.padded_shard_size(self.size, self.num_shards) - len(idx)
+            idx = np.concatenate([idx, np.full(extra, idx[-1], idx.dtype)])
+        return idx
+
+
+def _paths(value: Any, name: str) -> list[str]:
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return [os.fsdecode(value)]
+    if not isinstance(value, Sequence) or not value:
+        raise InvalidTypeError(
+            f"{_WHAT}: {name} must be a path or a non-empty list of paths (got {value!r})."
+        )
+    out = []
+    for p in value:
+        if not isinstance(p, (str, bytes, os.PathLike)):
+            raise InvalidTypeError(f"{_WHAT}: {name} must hold paths (got {p!r}).")
+        out.append(os.fsdecode(p))
+    return out
+
+
+def _features(value: Any) -> dict[str, Feature]:
+    if not isinstance(value, Mapping) or not value:
+        raise InvalidTypeError(
+            f"{_WHAT}: features must be a non-empty dict of name -> tfrecord.FixedLenFeature / "
+            f"tfrecord.VarLenFeature (got {value!r})."
+        )
+    out = {}
+    for name, f in value.items():
+        if not isinstance(name, str) or not isinstance(f, Feature):
+            raise InvalidTypeError(
+                f"{_WHAT}: features[{name!r}] must map a str to a headrace.tfrecord Feature "
+                f"(made by tfrecord.FixedLenFeature / tfrecord.VarLenFeature; got {f!r})."
+            )
+        out[name] = f
+    return out
+
+
+class TFRecord(Reader):
+    """Read ``tf.train.Example`` records from TFRecord files; one output per feature.
+
+    Each step yields a ``dict`` from feature name to a :class:`Tensor` (sample mode) or a
+    :class:`Batch` (``batch_size`` given), in the order of ``features``: ``int64`` features as
+    int64, ``float32`` as float32, ``string`` features as the bytes (1-D uint8, read-only) of
+    the string.
+    Records are numbered across the files in the order given; sharding and shuffling work on
+    those numbers.
+
+    Parameters
+    ----------
+    max_batch_size, name, device, num_inputs
+        As every reader (``max_batch_size`` is the default ``next_epoch`` batch size).
+    path : str, os.PathLike or list of them
+        The TFRecord files.
+    index_path : str, os.PathLike or list of them, optional
+        One index file per file of ``path`` (``offset size`` lines, as ``tfrecord2idx`` writes).
+        Without it (or for an index file that does not exist) each file is scanned once and its
+        index cached next to it (``<file>.headrace-idx``) or under ``$HEADRACE_CACHE``, keyed
+        by the file's size, modification time and inode so a changed file is scanned again.
+    features : dict of str to Feature
+        What to extract: see :mod:`headrace.tfrecord`. A record that lacks a fixed-length
+        feature yields its default (no default: an error); a missing variable-length feature
+        yields an empty array. A feature of the wrong type or size is an error naming the file
+        and the record's byte offset.
+    shuffle_after_epoch : bool
+        Visit the files in a new order every epoch (the same on every rank), reading each file
+        in sequence; combines with ``random_shuffle``, excludes ``stick_to_shard``.
+    shuffle_after_epoch_seed : int, optional
+        Seed of that file order (default: a fixed seed, the same order in every run).
+    dont_use_mmap : bool
+        Read records with positional reads instead of through a memory map of each file (use
+        it for files that may be rewritten while being read: a mapped file that shrinks under
+        the reader makes the process fail).
+    use_o_direct, lazy_init, read_ahead, skip_cached_images, tensor_init_bytes
+        Accepted; they do not change what is read (reads go through the page cache; the index
+        is loaded at construction).
+    **kwargs
+        Common reader arguments: ``shard_id``, ``num_shards``, ``stick_to_shard``,
+        ``pad_last_batch``, ``random_shuffle``, ``seed``, ``prefetch_queue_depth``,
+        ``enable_checkpointing``, keyword-only ``last_batch`` and ``on_error`` (``"skip"``
+        drops corrupt records with a warning and counts them in ``get_metadata()["skipped"]``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import headrace.tfrecord as tfrec
+    >>> from headrace.readers import TFRecord
+    >>> from headrace.readers._example_proto import example_class
+    >>> from headrace.readers.tfrecord_index import masked_crc
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.tfrecord")
+    >>> with open(path, "wb") as f:
+    ...     for label in (3, 5):
+    ...         ex = example_class()()
+    ...         ex.features.feature["label"].int64_list.value.append(label)
+    ...         data = ex.SerializeToString(); head = len(data).to_bytes(8, "little")
+    ...         for part in (head, masked_crc(head), data, masked_crc(data)):
+    ...             _ = f.write(part.to_bytes(4, "little") if isinstance(part, int) else part)
+    >>> r = TFRecord(path=path, features={"label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
+    >>> [[int(t.item()) for t in out["label"].tensors] for out in r.next_epoch(batch_size=2)]
+    [[3, 5]]
+    """
+
+    def __init__(
+        self,
+        max_batch_size: int | None = None,
+        name: str | None = None,
+        device: Any = "cpu",
+        num_inputs: int | None = None,
+        *,
+        path: Any = None,
+        index_path: Any = None,
+        features: Mapping[str, Feature] | None = None,
+        shuffle_after_epoch: bool = False,
+        shuffle_after_epoch_seed: int | None = None,
+        use_o_direct: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(max_batch_size, name, device, num_inputs, **kwargs)
+        if path is None:
+            raise InvalidArgumentError(f"{_WHAT}: path (the TFRecord files) is required.")
+        if features is None:
+            raise InvalidArgumentError(
+                f"{_WHAT}: features (a dict of name -> tfrecord.FixedLenFeature / VarLenFeature) "
+                "is required."
+            )
+        if shuffle_after_epoch and self._stick_to_shard:
+            raise InvalidArgumentError(
+                f"{_WHAT}: shuffle_after_epoch cannot be combined with stick_to_shard."
+            )
+        if shuffle_after_epoch_seed is not None and (
+            isinstance(shuffle_after_epoch_seed, bool)
+            or not isinstance(shuffle_after_epoch_seed, (int, np.integer))
+        ):
+            raise InvalidTypeError(
+                f"{_WHAT}: shuffle_after_epoch_seed must be an integer "
+                f"(got {shuffle_after_epoch_seed!r})."
+            )
+        self._file_shuffle = bool(shuffle_after_epoch)
+        self._file_seed = (
+            _DEFAULT_FILE_SHUFFLE_SEED
+            if shuffle_after_epoch_seed is None
+            else int(shuffle_after_epoch_seed) & (2**64 - 1)
+        )
+        feats = _features(features)
+        paths = _paths(path, "path")
+        indexes = None if index_path is None else _paths(index_path, "index_path")
+        if indexes is not None and len(indexes) != len(paths):
+            raise InvalidArgumentError(
+                f"{_WHAT}: {len(paths)} files in path but {len(indexes)} in index_path; give "
+                "one index file per TFRecord file."
+            )
+        crc32c_module(), example_class()  # a missing extra fails here, naming it
+        self._outputs = tuple((_DTYPES[f.type], None) for f in feats.values())
+        self._names = tuple(feats)
+        all_off, all_size, file_ids, starts = [], [], [], [0]
+        for fid, p in enumerate(paths):
+            if not os.path.isfile(p):
+                raise MissingFileError(2, f"{_WHAT}: TFRecord file not found", p)
+            idx = indexes[fid] if indexes is not None else None
+            if idx is not None and os.path.isfile(idx):
+                offsets, sizes = read_index(idx, _WHAT)
+            else:
+                offsets, sizes, problem = load_or_build_index(p, _WHAT)
+                if problem is not None:
+                    if not self._skip:
+                        raise TFRecordError(problem, p)
+                    warnings.warn(
+                        f"{problem} The rest of the file is skipped (on_error='skip').",
+                        stacklevel=2,
+                    )
+            all_off.append(offsets)
+            all_size.append(sizes)
+            file_ids.append(np.full(len(offsets), fid, np.int32))
+            starts.append(starts[-1] + len(offsets))
+        self._file_starts = tuple(starts)
+        self._dataset = _TFRecordDataset(
+            paths,
+            np.concatenate(file_ids),
+            np.concatenate(all_off),
+            np.concatenate(all_size),
+            np.asarray(starts[:-1], np.int64),
+            feats,
+            self._skip,
+            use_mmap=not kwargs.get("dont_use_mmap"),
+        )
+        self._finish_init()
+
+    def _plan(self) -> EpochPlan:
+        plan = super()._plan()
+        if not self._file_shuffle:
+            return plan
+        return _FileOrderPlan(
+            **{k: getattr(plan, k) for k in plan.__dataclass_fields__},
+            file_starts=self._file_starts,
+            file_seed=self._file_seed,
+        )
+
+    def _wrap(
+        self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
+    ) -> dict[str, Any]:  # type: ignore[override]
+        out: dict[str, Any] = {}
+        for j, (dt, layout) in enumerate(self._outputs):
+            if batch:
+                b = Batch._wrap([s[j] for s in samples], dt, layout, CPU)
+                b._sources = list(sources)
+                out[self._names[j]] = b
+            else:
+                t = Tensor._wrap(samples[0][j], dt, layout, CPU)
+                t._source = sources[0]
+                out[self._names[j]] = t
+        return out
+
+    def close(self) -> None:
+        """Close the files this reader holds open (they reopen on the next read)."""
+        self._dataset.files.close()
+
+
+__all__ = ["TFRecord", "TFRecordError"]
