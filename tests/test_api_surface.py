@@ -140,8 +140,17 @@ def test_every_reference_parameter_is_accepted() -> None:
         if name in FORWARDS:
             params = {**_accepted(_public(FORWARDS[name]))[0], **params}
             unresolved = False
-        for pname, kind in ref_params:
+        by_place = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        positional = [p for p in params.values() if p.kind in by_place]
+        varargs = any(p.kind is p.VAR_POSITIONAL for p in params.values())
+        for i, (pname, kind) in enumerate(ref_params):
             if pname in ("args", "kwargs", "inputs", "self"):
+                continue
+            if (
+                kind == "positional"
+            ):  # positional-only there: its name cannot matter, its place does
+                if i >= len(positional) and not varargs:
+                    problems.append(f"{name}: no positional parameter {i} ({pname!r})")
                 continue
             p = params.get(pname)
             if p is None:

@@ -128,6 +128,20 @@ ZOOM = np.array([[0.8, 0.1, 1.5], [-0.2, 1.1, 0.5]], np.float32)
 NN, LINEAR, CUBIC = ndd.types.INTERP_NN, ndd.types.INTERP_LINEAR, ndd.types.INTERP_CUBIC
 
 
+# image and experimental operators
+_rng = np.random.default_rng(17)
+BAYER = _integers(_rng, (8, 10), (12, 6), (6, 6))
+KERNELS = [(_rng.random(s, dtype=np.float32) - 0.3) for s in ((3, 3), (3, 5), (4, 2))]
+FILLS = [np.array(v, np.uint8) for v in (7, 0, 250)]
+MAPS_X = [(_rng.random(s, dtype=np.float32) * 22 - 2) for s in ((7, 9), (5, 4), (8, 8))]
+MAPS_Y = [(_rng.random(m.shape, dtype=np.float32) * 24 - 2) for m in MAPS_X]
+HOMOGRAPHIES = [
+    np.array([[1.1, 0.1, -1.0], [0.05, 0.9, 1.0], [0.002, 0.001, 1.0]], np.float32),
+    np.array([[0.9, -0.1, 2.0], [0.1, 1.0, -1.0], [0.0, 0.003, 1.0]], np.float32),
+    np.eye(3, dtype=np.float32),
+]
+
+
 def per_sample(*values: object, dtype: Any = None) -> ndd.Batch:
     """One argument value per sample (float32, or int32 when all are integers, unless ``dtype``)."""
     arrs = [np.asarray(v) for v in values]
@@ -1312,5 +1326,148 @@ ROWS: tuple[Row, ...] = (
         ),
         empty=True,
         bad=({"new_order": per_sample([3], [2], [0])}, InvalidArgumentError),
+    ),
+    # --------------------------------------------------------------- image operators
+    Row(
+        "clahe",
+        ndd.clahe,
+        (
+            Case((FILTER,), {"clip_limit": 2.0, "tiles_x": 2, "tiles_y": 3}, "HWC"),
+            Case(
+                (FILTER,),
+                {"clip_limit": 3.0, "tiles_x": 3, "tiles_y": 2, "luma_only": False},
+                "HWC",
+                id="per-channel",
+            ),
+        ),
+        empty=True,
+        bad=({"bins": 128}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "equalize",
+        ndd.equalize,
+        (Case((FILTER,), {}, "HWC"), Case((BAYER,), {}, "HW", id="gray")),
+        empty=True,
+        bad=({INPUTS: (SMALL_F,)}, InvalidTypeError),
+        per_sample=False,
+    ),
+    Row(
+        "debayer",
+        ndd.debayer,
+        (
+            Case((BAYER,), {"blue_position": _ps([0, 0], [1, 1], [0, 1])}, "HW", out_layout="HWC"),
+            Case(
+                (BAYER,),
+                {"blue_position": [1, 0], "algorithm": "edgeaware_ocv"},
+                "HW",
+                out_layout="HWC",
+                id="edgeaware",
+            ),
+        ),
+        empty=True,
+        bad=({"blue_position": [2, 0]}, InvalidArgumentError),
+    ),
+    Row(
+        "filter",
+        ndd.filter,
+        (
+            Case((FILTER, KERNELS), {"anchor": _ps([0, 1], [-1, -1], [1, 0])}, ("HWC", None)),
+            Case(
+                (FILTER, KERNELS, FILLS),
+                {"border": "constant", "mode": "valid"},
+                ("HWC", None, None),
+                id="constant-valid",
+            ),
+            Case(
+                (FILTER, KERNELS),
+                {"border": "wrap", "dtype": ndd.float32},
+                ("HWC", None),
+                gpu_atol=1e-3,
+                out_dtype=ndd.float32,
+                id="wrap-float",
+            ),
+        ),
+        empty=True,
+        bad=({"border": "mirror"}, InvalidArgumentError),
+    ),
+    Row(
+        "jpeg_compression_distortion",
+        ndd.jpeg_compression_distortion,
+        (Case((FILTER,), {"quality": _ps(10, 50, 95)}, "HWC"),),
+        empty=True,
+        bad=({INPUTS: (SMALL_F,)}, InvalidTypeError),
+    ),
+    # ---------------------------------------------------------------------- experimental
+    Row(
+        "experimental.dilate",
+        ndd.experimental.dilate,
+        (
+            Case((FILTER,), {"mask_size": _ps([3, 3], [5, 3], [1, 3])}, "HWC"),
+            Case(
+                (FILTER,),
+                {"anchor": [0, 2], "iterations": 2, "border_mode": "reflect"},
+                "HWC",
+                id="anchor",
+            ),
+        ),
+        empty=True,
+        bad=({"mask_size": [0, 3]}, InvalidArgumentError),
+    ),
+    Row(
+        "experimental.erode",
+        ndd.experimental.erode,
+        (
+            Case((FILTER,), {"mask_size": _ps([3, 3], [5, 3], [1, 3])}, "HWC"),
+            Case((FILTER,), {"border_mode": "wrap", "iterations": 2}, "HWC", id="wrap"),
+        ),
+        empty=True,
+        bad=({"border_mode": "mirror"}, InvalidArgumentError),
+    ),
+    Row(
+        "experimental.median_blur",
+        ndd.experimental.median_blur,
+        (Case((FILTER,), {"window_size": _ps([3, 3], [5, 3], [3, 5])}, "HWC"),),
+        empty=True,
+        bad=({"window_size": 4}, InvalidArgumentError),
+    ),
+    Row(
+        "experimental.remap",
+        ndd.experimental.remap,
+        (
+            Case((WARP, MAPS_X, MAPS_Y), {}, ("HWC", None, None), gpu_atol=1),
+            Case(
+                (WARP, MAPS_X, MAPS_Y),
+                {"interp": NN, "pixel_origin": "center"},
+                ("HWC", None, None),
+                id="nn-center",
+            ),
+        ),
+        empty=True,
+        bad=({"pixel_origin": "middle"}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "experimental.warp_perspective",
+        ndd.experimental.warp_perspective,
+        (
+            Case((WARP,), {"matrix": per_sample(*HOMOGRAPHIES)}, "HWC", gpu_atol=1),
+            Case(
+                (WARP,),
+                {"matrix": HOMOGRAPHIES[0], "border_mode": "reflect_101", "size": [9, 11]},
+                "HWC",
+                gpu_atol=1,
+                id="reflect-size",
+            ),
+            Case(
+                (WARP, HOMOGRAPHIES),
+                {"fill_value": [9.0, 8.0, 7.0], "interp_type": CUBIC},
+                ("HWC", None),
+                gpu_atol=2,
+                id="matrix-input",
+            ),
+        ),
+        empty=True,
+        bad=({"matrix": np.zeros(4)}, InvalidArgumentError),
     ),
 )

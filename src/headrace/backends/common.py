@@ -410,3 +410,78 @@ def mean_scale(n: int) -> np.float32:
     0.25
     """
     return _F32(1) / _F32(n) if n else _F32(np.inf)
+
+
+# =================================================================================================
+# Image and experimental operators: border index maps, histogram equalisation tables
+# =================================================================================================
+
+#: Border modes of ``filter`` and the experimental warps/morphology, by their reference names.
+BORDER_MODES = ("constant", "replicate", "reflect", "reflect_101", "wrap")
+
+
+def map_border(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
+    """Map integer source positions ``idx`` on a length-``n`` axis inside it by ``mode``.
+
+    ``constant`` positions outside stay out of range (the caller masks them); ``replicate``
+    clamps; ``reflect`` mirrors with the edge repeated (``cba|abc``); ``reflect_101`` without
+    (``cb|abc``); ``wrap`` is periodic.
+
+    Examples
+    --------
+    >>> i = np.arange(-3, 6)
+    >>> map_border(i, 3, "reflect").tolist(), map_border(i, 3, "reflect_101").tolist()
+    ([2, 1, 0, 0, 1, 2, 2, 1, 0], [1, 2, 1, 0, 1, 2, 1, 0, 1])
+    >>> map_border(i, 3, "wrap").tolist(), map_border(i, 3, "replicate").tolist()
+    ([0, 1, 2, 0, 1, 2, 0, 1, 2], [0, 0, 0, 0, 1, 2, 2, 2, 2])
+    """
+    if mode == "constant":
+        return idx
+    if mode == "replicate" or n == 1:
+        return np.clip(idx, 0, n - 1)
+    if mode == "wrap":
+        return idx % n
+    if mode == "reflect":
+        m = idx % (2 * n)
+        return np.where(m >= n, 2 * n - 1 - m, m)
+    period = 2 * (n - 1)  # reflect_101
+    m = np.abs(idx) % period
+    return np.where(m >= n, period - m, m)
+
+
+def padded_indices(n: int, before: int, after: int, mode: str) -> np.ndarray:
+    """Source indices of a length-``n`` axis padded by ``before``/``after`` (not ``constant``).
+
+    Examples
+    --------
+    >>> padded_indices(3, 2, 1, "replicate").tolist()
+    [0, 0, 0, 1, 2, 2]
+    """
+    return map_border(np.arange(-before, n + after), n, mode)
+
+
+def equalize_lut(hist: np.ndarray) -> np.ndarray:
+    """OpenCV's ``equalizeHist`` table for one 256-bin histogram (uint8).
+
+    The first occupied bin maps to 0; bin ``j`` after it to ``round(cdf'(j) * 255 / (N - h0))``
+    in float32 (``cdf'`` leaves out the first occupied bin); a one-valued image is unchanged.
+
+    Examples
+    --------
+    >>> h = np.zeros(256, np.int64); h[[10, 20, 30]] = 1
+    >>> lut = equalize_lut(h); lut[10], lut[20], lut[30]
+    (np.uint8(0), np.uint8(128), np.uint8(255))
+    """
+    hist = np.asarray(hist, np.int64)
+    nz = np.flatnonzero(hist)
+    if nz.size == 0:
+        return np.arange(256, dtype=np.uint8)
+    i = int(nz[0])
+    total = int(hist.sum())
+    if hist[i] == total:
+        return np.full(256, i, np.uint8)
+    scale = _F32(255.0 / (total - hist[i]))
+    cdf = np.cumsum(hist) - hist[: i + 1].sum()
+    lut = np.rint(cdf.astype(_F32) * scale)
+    lut[: i + 1] = 0
+    return np.clip(lut, 0, 255).astype(np.uint8)

@@ -7,13 +7,14 @@ GIL while decoding, so a thread pool scales with the number of cores.
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import simplejpeg
 
 from headrace.codecs.headers import ImageInfo
 from headrace.types import DALIImageType
 
-__all__ = ["decode_jpeg"]
+__all__ = ["decode_jpeg", "round_trip_jpeg"]
 
 
 def decode_jpeg(
@@ -67,3 +68,20 @@ def decode_jpeg(
     except ValueError as exc:
         raise ValueError(f"libjpeg-turbo: {exc}") from None
     return img, colorspace
+
+
+def round_trip_jpeg(rgb: np.ndarray, quality: int) -> np.ndarray:
+    """Encode an ``HxWx3`` ``uint8`` RGB image as a baseline JPEG of ``quality`` (1..100, 4:2:0
+    chroma) and decode it back, as the reference CPU operator does (OpenCV's libjpeg).
+
+    Examples
+    --------
+    >>> x = np.full((16, 16, 3), 128, np.uint8)
+    >>> bool((round_trip_jpeg(x, 50) == 128).all())
+    True
+    """
+    ok, buf = cv2.imencode(".jpg", np.ascontiguousarray(rgb[..., ::-1]),
+                           (cv2.IMWRITE_JPEG_QUALITY, int(quality)))  # fmt: skip
+    if not ok:
+        raise ValueError(f"JPEG encoding failed for an image of shape {rgb.shape}")
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)[..., ::-1]
