@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from headrace._core.batch import Batch
+from headrace._core.batch import Batch, Step
 from headrace._core.device import CPU, Device
 from headrace._core.dtype import DType
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
@@ -481,9 +481,11 @@ class Reader:
                 t._source = sources[0]
             return tensors
         out = []
+        step = Step()  # a decoder skipping samples of one output keeps the others aligned
         for j, (dt, layout) in enumerate(self._outputs):
             b = Batch._wrap([s[j] for s in samples], dt, layout, CPU)
             b._sources = list(sources)
+            b._step = step
             out.append(b)
         return tuple(out)
 
