@@ -56,7 +56,7 @@ def test_aligned_with_select_kept(dataset: tuple[list[str], list[int]], capture:
     for jpegs, labs in r.next_epoch(batch_size=6, capture=capture):
         images = ndd.decoders.image(jpegs, on_error="skip")
         assert images.kept is not None
-        if len(images.kept) < 6 and labs.batch_size == 6 or images.batch_size < labs.batch_size:
+        if images.batch_size < labs.batch_size:
             dropped_steps += 1
             with pytest.raises(BatchSizeMismatchError, match=r"select\(images.kept\)"):
                 _pairs(images, labs)
@@ -106,7 +106,7 @@ def test_checked_before_the_decode_finishes(dataset: tuple[list[str], list[int]]
 
 
 def test_nothing_dropped_keeps_everything_usable(dataset: tuple[list[str], list[int]]) -> None:
-    files, labels = dataset
+    files, _ = dataset
     good = [f for i, f in enumerate(files) if i not in BAD]
     r = ndd.readers.File(files=good, labels=[int(Path(f).stem) for f in good], max_batch_size=4)
     for jpegs, labs in r.next_epoch():
