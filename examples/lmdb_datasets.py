@@ -75,7 +75,7 @@ def main() -> None:
         seen = []
         for shard in range(2):
             reader = ndd.readers.Caffe(path=caffe, random_shuffle=True, seed=7, num_shards=2,
-                                       shard_id=shard)  # fmt: skip
+                                       shard_id=shard, last_batch="partial")  # fmt: skip
             white = True
             for encoded, labels in reader.next_epoch(batch_size=4):
                 centre = ndd.decoders.image_slice(

@@ -25,7 +25,8 @@ What changes (see ``main`` below):
 * ``seed`` -> an explicit ``ndd.random.RNG(seed=42)`` passed to every random op (or
   ``ndd.random.set_seed(42)``); the reader gets its own ``seed``.
 * ``fn.readers.file`` -> ``ndd.readers.File``, created once; ``next_epoch(batch_size=64)``
-  gives one exact epoch per call.
+  gives one epoch per call with full batches, the last one topped up from the next epoch as
+  pipeline mode does (``last_batch="partial"`` makes each call exactly one pass).
 * ``device="mixed"`` -> ``device="gpu"``; ``fn.x`` -> ``ndd.x``; random ops need
   ``batch_size`` because there is no pipeline-level batch size.
 * ``pipe.run()`` -> plain calls in the loop; ``.torch()`` hands the batch to PyTorch.

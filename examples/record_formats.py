@@ -103,7 +103,7 @@ def main() -> None:
         reader = ndd.readers.Webdataset(
             paths=shards, index_paths=[p.with_suffix(".idx") for p in shards],
             ext=["jpg", "cls"], dtypes=[ndd.uint8, ndd.int32], missing_component_behavior="error",
-            num_shards=2, shard_id=rank, random_shuffle=True, seed=42,
+            num_shards=2, shard_id=rank, random_shuffle=True, seed=42, last_batch="partial",
         )  # fmt: skip
         n = 0
         for jpegs, labels in reader.next_epoch(batch_size=args.batch_size):

@@ -96,7 +96,12 @@ def main() -> None:
 
         shards = [
             ndd.readers.TFRecord(
-                path=paths, features=FEATURES, num_shards=2, shard_id=s, shuffle_after_epoch=True
+                path=paths,
+                features=FEATURES,
+                num_shards=2,
+                shard_id=s,
+                shuffle_after_epoch=True,
+                last_batch="partial",
             )
             for s in range(2)
         ]

@@ -564,7 +564,13 @@ READER_CONFIGS = [
         {"random_shuffle": True, "num_shards": 2, "shard_id": 0, "stick_to_shard": True},
         None, id="samples-sticky",
     ),
-    pytest.param({}, 5, id="plain-partial"),
+    pytest.param({}, 5, id="plain-fill"),  # the default: last batches topped up
+    pytest.param({"last_batch": "partial"}, 5, id="plain-partial"),
+    pytest.param({"last_batch": "drop", "random_shuffle": True}, 3, id="shuffle-drop"),
+    pytest.param(
+        {"last_batch": "fill", "num_shards": 3, "shard_id": 1, "random_shuffle": True}, 2,
+        id="shuffle-shard-fill",
+    ),
 ]  # fmt: skip
 
 

@@ -43,6 +43,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 def _reader(files: list[str], **kw: Any) -> File:
     kw.setdefault("labels", list(range(len(files))))
+    if "pad_last_batch" not in kw:
+        kw.setdefault("last_batch", "partial")  # exact epochs (the default "fill" tops up)
     return File(files=files, enable_checkpointing=True, **kw)
 
 
@@ -85,6 +87,8 @@ def test_an_intact_state_resumes_exactly(files: list[str]) -> None:
         ("seed", 2**64, "'seed'"),
         ("seed", "7", "'seed'"),
         ("skipped", -1, "'skipped'"),
+        ("call", True, "'call' must be an integer"),
+        ("call_samples", -1, "'call_samples' must be an integer"),
         ("random_shuffle", 1, "'random_shuffle' must be true or false"),
         ("last_batch", "sometimes", "'last_batch'"),
         ("fingerprint", 123, "'fingerprint'"),

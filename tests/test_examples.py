@@ -74,6 +74,14 @@ def test_migrated_pipeline_is_deterministic(cache: Path) -> None:
     assert a[0][2] != a[1][2]  # ... while each epoch draws new angles, flips and order
 
 
+def test_reference_program_runs_unchanged(cache: Path) -> None:
+    out = run(cache, "reference_program.py")
+    assert "imread: (24, 32, 3) HWC" in out and "label 0" in out
+    assert out.count("batches of [4, 4, 4] (every batch full)") == 2
+    assert out.count("batches of [4, 4, 2] (one pass over the data)") == 2
+    assert "ndd.pytorch.Loader reachable" in out
+
+
 def test_capture_loop_matches_eager(cache: Path) -> None:
     out = run(cache, "capture_loop.py", "--limit", "48", "--batch-size", "8", "--step-ms", "5")
     assert "captured batches identical to eager: True" in out

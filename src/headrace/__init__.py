@@ -13,17 +13,10 @@ Examples
 
 from __future__ import annotations
 
-from headrace import (
-    capture,
-    checkpoint,
-    compile,
-    decoders,
-    experimental,
-    io,
-    random,
-    readers,
-    types,
-)
+import importlib as _importlib
+from types import ModuleType as _ModuleType
+
+from headrace import capture, checkpoint, compile, decoders, io, random, readers, types
 from headrace._core import memory as _memory
 from headrace._core.batch import Batch, as_batch, batch
 from headrace._core.device import Device, device
@@ -70,13 +63,15 @@ from headrace.external_source import ExternalSource
 from headrace.ops import color as _color
 from headrace.ops import filters as _filters
 from headrace.ops import geometry as _geometry
-from headrace.ops import math, noise
+from headrace.ops import math, noise, reductions
 from headrace.ops import misc as _misc
+from headrace.ops import utilities as _utilities
 from headrace.ops import warp as _warp
 from headrace.ops.color import *  # noqa: F403 - each family's __all__ is public
 from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
 from headrace.ops.misc import *  # noqa: F403
+from headrace.ops.utilities import *  # noqa: F403
 from headrace.ops.warp import *  # noqa: F403
 
 __version__ = "0.1.0"
@@ -102,7 +97,6 @@ __all__ = [
     "dtype",
     "EvalContext",
     "EvalMode",
-    "experimental",
     "ExternalSource",
     "float16",
     "float32",
@@ -124,6 +118,7 @@ __all__ = [
     "peek_image_shape",
     "random",
     "readers",
+    "reductions",
     "set_current_stream",
     "set_default_stream",
     "set_num_threads",
@@ -140,4 +135,39 @@ __all__ = [
     "uint8",
 ]
 # Operator families: their public functions, listed once in each module's __all__.
-__all__ += _color.__all__ + _filters.__all__ + _geometry.__all__ + _misc.__all__ + _warp.__all__
+__all__ += (
+    _color.__all__
+    + _filters.__all__
+    + _geometry.__all__
+    + _misc.__all__
+    + _utilities.__all__
+    + _warp.__all__
+)
+
+#: Sub-packages the reference exposes that are imported on first attribute access
+#: (``ndd.pytorch`` imports torch only then); names whose module headrace lacks stay missing.
+_LAZY_SUBMODULES = frozenset({"experimental", "pytorch", "segmentation", "transforms"})
+
+
+def __getattr__(name: str) -> _ModuleType:
+    """``ndd.pytorch`` (and the other sub-packages above) without an explicit import."""
+    if name in _LAZY_SUBMODULES:
+        try:
+            module = _importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+        else:
+            globals()[name] = module
+            return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {n for n in _LAZY_SUBMODULES if _has_module(n)})
+
+
+def _has_module(name: str) -> bool:
+    from importlib.util import find_spec
+
+    return find_spec(f"{__name__}.{name}") is not None

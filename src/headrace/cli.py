@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _images(folder: str | None, limit: int | None, progress: bool = True) -> Any:
+def _images(folder: str | os.PathLike[str] | None, limit: int | None, progress: bool = True) -> Any:
     from headrace import _benchmark, sample_data
 
     root = folder if folder is not None else sample_data.image_folder(progress=progress)
@@ -300,13 +300,15 @@ def cmd_info(args: argparse.Namespace) -> int:
 COMMANDS = {"bench": cmd_bench, "preview": cmd_preview, "info": cmd_info}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str | os.PathLike[str]] | None = None) -> int:
     """Entry point of the ``headrace`` console script; returns the exit status.
 
     Exit status: 0 on success, 2 for bad options or data (a one-line message, no traceback),
     130 when interrupted with Ctrl-C.
     """
     parser = build_parser()
+    if argv is not None:  # paths may be given as os.PathLike (pathlib.Path)
+        argv = [os.fspath(a) if isinstance(a, os.PathLike) else a for a in argv]
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command](args)

@@ -5,8 +5,9 @@ numpy samples turned into a ragged batch, and checks:
 
 1. the inputs are not modified;
 2. sample and batch agree: ``op(batch).tensors[i] == op(batch.tensors[i])`` (per-sample ``Batch``
-   arguments are sliced to match);
-3. a batch of one works;
+   arguments are sliced to match), unless the operator is ``batch_level``: its samples depend on
+   the whole batch (``permute_batch``, ``batch_permutation``);
+3. a batch of one works (and equals the batch's first sample, unless ``batch_level``);
 4. all eval modes (deferred, eager, sync_cpu, sync_full) give equal outputs;
 5. the CPU and the (fake) GPU kernels agree within ``atol``;
 6. with ``seed``, for random operators: the same RNG state gives the same output, the CPU draws
@@ -162,6 +163,7 @@ def check_op(
     empty: bool | type[BaseException] | None = None,
     bad: tuple[Mapping[str, Any], type[BaseException]] | None = None,
     op_args: Mapping[str, Any] | None = None,
+    batch_level: bool = False,
     **args: Any,
 ) -> Any:
     """Run the contract checks for ``op`` on ``inputs`` with ``args``; return the CPU result.
@@ -192,6 +194,8 @@ def check_op(
         Also run :func:`check_bad` with it.
     op_args : mapping, optional
         Arguments of ``op`` (merged with ``**args``), for names such as ``layout``.
+    batch_level : bool
+        The output samples depend on the whole batch: no sample-by-sample comparison.
     """
     args = {**(op_args or {}), **args}
     call = _Calls(op, inputs, layout, n, seed, output, args)
@@ -206,14 +210,15 @@ def check_op(
             assert np.array_equal(s, o), "the operator modified its input"
 
     # sample = batch (a random operator draws in sample order: only the first sample repeats)
-    for i in range(1 if seed is not None else n):
+    for i in range(0 if batch_level else 1 if seed is not None else n):
         sliced = {k: _slice_arg(v, i) for k, v in args.items()}
         one = call([b.tensors[i] for b in batches], None, sliced)
         assert isinstance(one, ndd.Tensor)
         _close(np.asarray(one.cpu()), ref_h[i], atol, f"sample {i} vs batch")
-    first = {k: ndd.batch([v.tensors[0]]) for k, v in args.items() if isinstance(v, ndd.Batch)}
-    single = call(call.make([s[:1] for s in inputs]), size and 1, first)
-    _close(host(single)[0], ref_h[0], atol, "batch of one")
+    if not batch_level:
+        first = {k: ndd.batch([v.tensors[0]]) for k, v in args.items() if isinstance(v, ndd.Batch)}
+        single = call(call.make([s[:1] for s in inputs]), size and 1, first)
+        _close(host(single)[0], ref_h[0], atol, "batch of one")
 
     for mode in MODES:
         with mode:

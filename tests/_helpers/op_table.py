@@ -56,6 +56,7 @@ class Case:
     out_layout: str | None = SAME
     out_dtype: ndd.DType | None = None
     check: Callable[[ndd.Batch], bool] | None = None
+    batch_level: bool = False
     marks: tuple[Any, ...] = ()
     id: str = ""
 
@@ -119,6 +120,8 @@ SMALL_I16 = [_rng.integers(-300, 300, s.shape, dtype=np.int16) for s in SMALL]
 VECTORS = [np.arange(k, dtype=np.int32) * 3 - 4 for k in (5, 2, 7)]
 LABELS = [np.array(v, np.int32) for v in ([0, 3, 1], [2], [4, 4, 0, 1])]
 UNITS = [np.zeros((1, k, 1), np.float32) + k for k in (3, 1, 4)]
+CHANNEL_MEANS = [s.mean(axis=(0, 1)).astype(np.float32) for s in SMALL]
+SEQS = [np.arange(k * 6, dtype=np.int16).reshape(k, 3, 2) - 7 for k in (4, 2, 3)]
 
 SHIFT = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]], np.float32)
 ZOOM = np.array([[0.8, 0.1, 1.5], [-0.2, 1.1, 0.5]], np.float32)
@@ -1125,5 +1128,189 @@ ROWS: tuple[Row, ...] = (
         ),
         empty=True,
         bad=({"at": 9}, IndexError),
+    ),
+    # --------------------------------------------------------------------------- reductions
+    *(
+        Row(
+            f"reductions.{kind}",
+            getattr(ndd.reductions, kind),
+            (
+                Case((SMALL,), {"axis_names": "HW"}, "HWC", gpu_atol=1e-6, out_layout="C"),
+                Case(
+                    (SMALL_I16,),
+                    {"axes": [0, -1], "keep_dims": True, **extra},
+                    "HWC",
+                    gpu_atol=1e-6,
+                    id="int16-keep-dims",
+                ),
+                Case((SMALL_F,), {}, "HWC", gpu_atol=1e-6, out_layout=None, id="float-all-axes"),
+            ),
+            empty=True,
+            bad=({"axes": 3}, InvalidArgumentError),
+            per_sample=False,
+        )
+        for kind, extra in (
+            ("sum", {"dtype": ndd.int16}),
+            ("min", {}),
+            ("max", {}),
+            ("mean", {"dtype": ndd.int16}),
+            ("mean_square", {"dtype": ndd.int64}),
+            ("rms", {"dtype": ndd.int16}),
+        )
+    ),
+    *(
+        Row(
+            f"reductions.{kind}",
+            getattr(ndd.reductions, kind),
+            (
+                Case(
+                    (SMALL, CHANNEL_MEANS),
+                    {"axis_names": "HW", "ddof": 1},
+                    ("HWC", None),
+                    gpu_atol=1e-5,
+                    out_layout="C",
+                ),
+                Case(
+                    (SMALL_F, [np.float32(0.5)] * 3),
+                    {"axes": [0, 1], "keep_dims": True},
+                    ("HWC", None),
+                    gpu_atol=1e-6,
+                    id="scalar-mean",
+                ),
+            ),
+            empty=True,
+            bad=({INPUTS: (SMALL, [np.zeros(2, np.float32)] * 3)}, ShapeError),
+            per_sample=False,
+        )
+        for kind in ("std_dev", "variance")
+    ),
+    # ---------------------------------------------------------------- batch and type utilities
+    Row(
+        "batch_permutation",
+        ndd.batch_permutation,
+        (
+            Case(
+                (),
+                {"no_fixed_points": True},
+                n=5,
+                out_layout=None,
+                batch_level=True,
+                check=lambda b: (
+                    sorted(int(t.item()) for t in b.tensors) == list(range(5))
+                    and all(int(t.item()) != i for i, t in enumerate(b.tensors))
+                ),
+            ),
+            Case((), {"allow_repetitions": True}, n=6, out_layout=None, batch_level=True),
+        ),
+        empty=True,
+        bad=({"no_fixed_points": [1, 2]}, ValueError),
+        random=True,
+        devices=("cpu",),
+        per_sample=False,
+    ),
+    Row(
+        "permute_batch",
+        ndd.permute_batch,
+        (
+            Case((SMALL,), {"indices": per_sample(2, 0, 0)}, "HWC", batch_level=True),
+            Case((SMALL,), {"indices": [1, 2, 0]}, "HWC", batch_level=True, id="list"),
+        ),
+        empty=True,
+        bad=({"indices": per_sample(0, 3, 1)}, InvalidArgumentError),
+    ),
+    Row(
+        "cast_like",
+        ndd.cast_like,
+        (
+            Case((SMALL_F, SMALL_I16), {}, ("HWC", None), out_dtype=ndd.int16),
+            Case((SMALL_I16, SMALL), {}, ("HWC", None), out_dtype=ndd.uint8, id="saturate"),
+        ),
+        empty=True,
+        bad=({INPUTS: (SMALL, SMALL[:2])}, ShapeError),
+        per_sample=False,
+    ),
+    Row(
+        "full_like",
+        ndd.full_like,
+        (
+            Case((SMALL, [np.float32(v) for v in (300.5, -2, 7.5)]), {}, ("HWC", None)),
+            Case(
+                (SMALL_I16, [np.array([1, -2, 3], np.int32)] * 3),
+                {},
+                ("HWC", None),
+                id="broadcast",
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: (SMALL, [np.zeros(2, np.int32)] * 3)}, ShapeError),
+        per_sample=False,
+    ),
+    *(
+        Row(
+            name,
+            getattr(ndd, name),
+            (
+                Case((SMALL,), {"dtype": ndd.float32}, "HWC", out_dtype=ndd.float32),
+                Case((SMALL_I16,), {}, "HWC", out_dtype=ndd.int16, id="same-type"),
+            ),
+            empty=True,
+            bad=({"dtype": "nonsense"}, ValueError),
+            per_sample=False,
+        )
+        for name in ("ones_like", "zeros_like")
+    ),
+    Row(
+        "element_extract",
+        ndd.element_extract,
+        (
+            Case((SEQS,), {"element_map": 1}, "FHW", out_layout="HW"),
+            Case((SEQS,), {"element_map": [0]}, None, out_layout=None, id="no-layout"),
+        ),
+        empty=True,
+        bad=({"element_map": 2}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "get_property",
+        ndd.get_property,
+        (
+            Case((SMALL,), {"key": "layout"}, "HWC", out_layout=None),
+            Case((SMALL,), {"key": "source_info"}, "HWC", out_layout=None, id="source"),
+        ),
+        empty=True,
+        bad=({"key": "colour"}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "reinterpret",
+        ndd.reinterpret,
+        (
+            Case(
+                (SMALL_I16,),
+                {"dtype": ndd.uint8, "shape": per_sample([12, -1], [-1, 9], [84])},
+                "HWC",
+                out_layout=None,
+            ),
+            Case((SMALL_I16,), {"dtype": ndd.uint8}, "HWC", id="innermost"),
+            Case(
+                (SMALL, [np.array([s.size], np.int32) for s in SMALL]),
+                {"layout": "X"},
+                ("HWC", None),
+                out_layout="X",
+                id="shape-input",
+            ),
+        ),
+        empty=True,
+        bad=({"shape": [7, 7]}, ShapeError),
+    ),
+    Row(
+        "sequence_rearrange",
+        ndd.sequence_rearrange,
+        (
+            Case((SEQS,), {"new_order": per_sample([3, 0], [1, 1, 0], [2])}, "FHW"),
+            Case((SEQS,), {"new_order": [0, 0]}, "FHW", id="shared"),
+        ),
+        empty=True,
+        bad=({"new_order": per_sample([3], [2], [0])}, InvalidArgumentError),
     ),
 )

@@ -51,7 +51,9 @@ def _pairs(images: ndd.Batch, labels: ndd.Batch) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("capture", [False, True])
 def test_aligned_with_select_kept(dataset: tuple[list[str], list[int]], capture: bool) -> None:
     files, labels = dataset
-    r = ndd.readers.File(files=files, labels=labels, random_shuffle=True, seed=3)
+    r = ndd.readers.File(
+        files=files, labels=labels, random_shuffle=True, seed=3, last_batch="partial"
+    )
     seen, dropped_steps = [], 0
     for jpegs, labs in r.next_epoch(batch_size=6, capture=capture):
         images = ndd.decoders.image(jpegs, on_error="skip")

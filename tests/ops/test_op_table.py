@@ -78,7 +78,14 @@ def _check_args(row: Row, case: Case) -> tuple[tuple[Any, ...], dict[str, Any]]:
 @pytest.mark.parametrize(("row", "case"), _params())
 def test_contract(row: Row, case: Case) -> None:
     inputs, kw = _check_args(row, case)
-    out = check_op(row.op, *inputs, atol=case.atol, gpu_atol=case.gpu_atol, **kw)
+    out = check_op(
+        row.op,
+        *inputs,
+        atol=case.atol,
+        gpu_atol=case.gpu_atol,
+        batch_level=case.batch_level,
+        **kw,
+    )
     first = case.layout[0] if isinstance(case.layout, tuple) else case.layout
     assert out.layout == (first if case.out_layout == SAME else case.out_layout)
     if case.out_dtype is not None:

@@ -231,7 +231,7 @@ def test_caffe2_bad_records_are_named(tmp_path: Path, record: bytes, kw: dict[st
     assert "readers.Caffe2: record 1 (key b'00000001')" in str(e.value)
     assert e.value.filename == str(db)
     # skipping drops the whole sample and keeps the outputs aligned
-    r = Caffe2(path=db, on_error="skip", **kw)
+    r = Caffe2(path=db, on_error="skip", last_batch="partial", **kw)
     with pytest.warns(RuntimeWarning, match="record 1"):
         batches = list(r.next_epoch(batch_size=2))
     assert [b[0].batch_size for b in batches] == [2]
@@ -247,19 +247,26 @@ def test_caffe2_records_must_agree_on_types(tmp_path: Path) -> None:
 
 # --- shared reader features ----------------------------------------------------------------
 def test_sharding_shuffling_and_resume(caffe_db: Path) -> None:
-    shards = [labels(Caffe(path=caffe_db, num_shards=3, shard_id=s), 2) for s in range(3)]
+    shards = [
+        labels(Caffe(path=caffe_db, last_batch="partial", num_shards=3, shard_id=s), 2)
+        for s in range(3)
+    ]
     assert sorted(x for s in shards for x in s) == list(range(N)) and shards[0] == [0, 1, 2]
-    a = labels(Caffe(path=caffe_db, random_shuffle=True, seed=5), 4)
+    a = labels(Caffe(path=caffe_db, last_batch="partial", random_shuffle=True, seed=5), 4)
     assert sorted(a) == list(range(N)) and a != list(range(N))
-    assert a == labels(Caffe(path=caffe_db, random_shuffle=True, seed=5), 4)
-    r = Caffe(path=caffe_db, random_shuffle=True, seed=3, enable_checkpointing=True)
+    assert a == labels(Caffe(path=caffe_db, last_batch="partial", random_shuffle=True, seed=5), 4)
+    r = Caffe(
+        path=caffe_db, last_batch="partial", random_shuffle=True, seed=3, enable_checkpointing=True
+    )
     full = [labels(r, 3) for _ in range(2)]
-    r = Caffe(path=caffe_db, random_shuffle=True, seed=3, enable_checkpointing=True)
+    r = Caffe(
+        path=caffe_db, last_batch="partial", random_shuffle=True, seed=3, enable_checkpointing=True
+    )
     it = r.next_epoch(batch_size=3)
     first = [int(np.asarray(t)[0]) for t in next(it)[1]]
     state = str(r.get_state())
     it.close()
-    twin = Caffe(path=caffe_db, random_shuffle=True, seed=3)
+    twin = Caffe(path=caffe_db, last_batch="partial", random_shuffle=True, seed=3)
     twin.set_state(state)
     rest = labels(twin, 3)
     assert first + rest == full[0] and labels(twin, 3) == full[1]

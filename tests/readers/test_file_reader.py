@@ -55,6 +55,7 @@ def flat(batches: list[list[str]]) -> list[str]:
 
 
 ALL = sorted(f"{c}/{i}" for c, n in CLASSES.items() for i in range(n))
+EXACT = {"last_batch": "partial"}  # exact epochs (the default is the reference's "fill")
 
 
 def reader_threads() -> list[threading.Thread]:
@@ -77,7 +78,7 @@ def test_outputs_bytes_labels_and_sources(root: Path) -> None:
 
 
 def test_every_sample_once_per_epoch_in_both_modes(root: Path) -> None:
-    r = File(file_root=str(root))
+    r = File(file_root=str(root), **EXACT)
     assert sorted(flat(epoch_names(r, 3))) == ALL
     assert sorted(flat(epoch_names(r, 3))) == ALL
     s = File(file_root=str(root))
@@ -87,7 +88,8 @@ def test_every_sample_once_per_epoch_in_both_modes(root: Path) -> None:
 
 
 def test_folder_order_is_sorted(root: Path) -> None:
-    assert flat(epoch_names(File(file_root=str(root)), 5)) == ALL
+    assert flat(epoch_names(File(file_root=str(root), **EXACT), 5)) == ALL
+    assert flat(epoch_names(File(file_root=str(root)), 5)) == ALL + ALL[:4]  # topped up
 
 
 def test_file_filters_are_case_insensitive(root: Path) -> None:
@@ -168,7 +170,7 @@ def test_sticky_mode_and_batch_size_rules(root: Path) -> None:
     r = File(file_root=str(root), max_batch_size=4)
     with pytest.raises(ValueError, match="larger than the `max_batch_size` 4"):
         r.next_epoch(batch_size=8)
-    assert [len(b) for b in epoch_names(r)] == [4, 4, 3]  # max_batch_size is the default
+    assert [len(b) for b in epoch_names(r)] == [4, 4, 4]  # max_batch_size is the default
     s = File(file_root=str(root))
     list(s.next_epoch())
     with pytest.raises(RuntimeError, match="Cannot mix"):
@@ -177,9 +179,9 @@ def test_sticky_mode_and_batch_size_rules(root: Path) -> None:
 
 # --- shuffling ------------------------------------------------------------------------------
 def test_shuffle_differs_per_epoch_and_is_reproducible(root: Path) -> None:
-    a = File(file_root=str(root), random_shuffle=True, seed=7)
-    b = File(file_root=str(root), random_shuffle=True, seed=7)
-    c = File(file_root=str(root), random_shuffle=True, seed=8)
+    a = File(file_root=str(root), random_shuffle=True, seed=7, **EXACT)
+    b = File(file_root=str(root), random_shuffle=True, seed=7, **EXACT)
+    c = File(file_root=str(root), random_shuffle=True, seed=8, **EXACT)
     ea = [flat(epoch_names(a, 4)) for _ in range(3)]
     eb = [flat(epoch_names(b, 4)) for _ in range(3)]
     ec = flat(epoch_names(c, 4))
@@ -192,8 +194,8 @@ def test_shuffle_differs_per_epoch_and_is_reproducible(root: Path) -> None:
 def test_shuffle_after_epoch_is_global_and_consistent_across_shards(root: Path) -> None:
     epochs = []
     for e in range(2):
-        shards = [File(file_root=str(root), num_shards=3, shard_id=s, shuffle_after_epoch=True)
-                  for s in range(3)]  # fmt: skip
+        shards = [File(file_root=str(root), num_shards=3, shard_id=s, shuffle_after_epoch=True,
+                       **EXACT) for s in range(3)]  # fmt: skip
         for r in shards:  # advance each reader to epoch e
             for _ in range(e):
                 list(r.next_epoch(batch_size=2))
@@ -206,12 +208,12 @@ def test_shuffle_after_epoch_is_global_and_consistent_across_shards(root: Path) 
 # --- sharding and last batch ----------------------------------------------------------------
 def test_shards_disjoint_covering_and_rotating(root: Path) -> None:
     k = 3
-    readers = [File(file_root=str(root), num_shards=k, shard_id=s) for s in range(k)]
+    readers = [File(file_root=str(root), num_shards=k, shard_id=s, **EXACT) for s in range(k)]
     e0 = [flat(epoch_names(r, 2)) for r in readers]
     assert sorted(flat(e0)) == ALL and [len(p) for p in e0] == [3, 4, 4]
     e1 = [flat(epoch_names(r, 2)) for r in readers]
     assert e1 == e0[1:] + e0[:1]  # each reader moved to the next shard
-    stick = File(file_root=str(root), num_shards=k, shard_id=1, stick_to_shard=True)
+    stick = File(file_root=str(root), num_shards=k, shard_id=1, stick_to_shard=True, **EXACT)
     assert flat(epoch_names(stick, 2)) == flat(epoch_names(stick, 2)) == e0[1]
 
 
@@ -227,7 +229,7 @@ def test_pad_gives_equal_full_batches_on_every_rank(root: Path) -> None:
             counts.add(len(batches))
             assert all(len(b) == bs for b in batches)
             plain = flat(epoch_names(File(file_root=str(root), num_shards=k, shard_id=(s + e) % k,
-                                          stick_to_shard=True), bs))  # fmt: skip
+                                          stick_to_shard=True, **EXACT), bs))  # fmt: skip
             got = flat(batches)
             assert got[: len(plain)] == plain and set(got[len(plain) :]) == {plain[-1]}
         assert counts == {2}
@@ -240,7 +242,8 @@ def test_last_batch_modes(root: Path) -> None:
     def sizes(**kw: Any) -> list[int]:
         return [len(b) for b in epoch_names(File(file_root=str(root), **kw), 4)]
 
-    assert sizes() == [4, 4, 3]
+    assert sizes() == [4, 4, 4]  # the reference's default: topped up from the next epoch
+    assert sizes(last_batch="partial") == [4, 4, 3]
     assert sizes(last_batch="drop") == [4, 4]
     assert sizes(last_batch="pad") == [4, 4, 4]
     r = File(file_root=str(root), last_batch="fill")
@@ -248,16 +251,16 @@ def test_last_batch_modes(root: Path) -> None:
     assert [len(b) for b in first] == [4, 4, 4]
     assert flat(first) == ALL + ALL[:1]  # topped up with the next epoch's first sample
     assert flat(second) == ALL[1:] + ALL[:2]
-    r = File(file_root=str(root))  # per-epoch override
+    r = File(file_root=str(root), **EXACT)  # per-epoch override
     assert [len(b) for b in epoch_names(r, 4, last_batch="drop")] == [4, 4]
     assert [len(b) for b in epoch_names(r, 4)] == [4, 4, 3]
 
 
 # --- prefetch thread, early exit, errors -----------------------------------------------------
 def test_early_break_then_clean_next_epoch_and_no_leaked_threads(root: Path) -> None:
-    ref = File(file_root=str(root), random_shuffle=True, seed=3)
+    ref = File(file_root=str(root), random_shuffle=True, seed=3, **EXACT)
     expected = [flat(epoch_names(ref, 2)) for _ in range(3)]
-    r = File(file_root=str(root), random_shuffle=True, seed=3, prefetch_queue_depth=1)
+    r = File(file_root=str(root), random_shuffle=True, seed=3, prefetch_queue_depth=1, **EXACT)
     for _ in r.next_epoch(batch_size=2):
         assert len(reader_threads()) == 1
         break
@@ -266,7 +269,7 @@ def test_early_break_then_clean_next_epoch_and_no_leaked_threads(root: Path) -> 
     it = r.next_epoch(batch_size=2)
     assert flat([[name_of(d) for d in next(it)[0]]]) == expected[2][:2]
     assert len(reader_threads()) == 1
-    ref2 = File(file_root=str(root), random_shuffle=True, seed=3)
+    ref2 = File(file_root=str(root), random_shuffle=True, seed=3, **EXACT)
     for _ in range(4):
         last = flat(epoch_names(ref2, 2))
     assert flat(epoch_names(r, 2)) == last  # the suspended epoch was closed, this is epoch 3
@@ -279,7 +282,7 @@ def test_early_break_then_clean_next_epoch_and_no_leaked_threads(root: Path) -> 
 
 
 def test_read_error_names_the_file_and_reader_recovers(root: Path) -> None:
-    r = File(file_root=str(root), enable_checkpointing=True)
+    r = File(file_root=str(root), enable_checkpointing=True, **EXACT)
     victim = root / "cat" / "2.jpg"
     content = victim.read_bytes()
     victim.unlink()
@@ -296,13 +299,18 @@ def test_read_error_names_the_file_and_reader_recovers(root: Path) -> None:
 
 
 def test_on_error_skip_refills_batches_and_counts(root: Path) -> None:
-    r = File(file_root=str(root), on_error="skip")
+    r = File(file_root=str(root), on_error="skip", **EXACT)
+    fill = File(file_root=str(root), on_error="skip")
     (root / "ant" / "1.jpg").unlink()
     (root / "cat" / "3.jpg").unlink()
     batches = epoch_names(r, 4)
     assert [len(b) for b in batches] == [4, 4, 1]
-    assert flat(batches) == [n for n in ALL if n not in ("ant/1", "cat/3")]
+    readable = [n for n in ALL if n not in ("ant/1", "cat/3")]
+    assert flat(batches) == readable
     assert r.get_metadata()["skipped"] == 2
+    # "fill": full batches, as many as an epoch of 11 has; ant/1 is met again while topping up
+    assert flat(epoch_names(fill, 4)) == readable + ["ant/0", "ant/2", "cat/0"]
+    assert fill.get_metadata()["skipped"] == 3  # ant/1 was met again in the next data epoch
 
 
 # --- state ----------------------------------------------------------------------------------

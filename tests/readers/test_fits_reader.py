@@ -78,18 +78,25 @@ def test_stored_types_compression_and_primary(tmp_path: Path) -> None:
 
 def test_sharding_shuffle_and_resume(root: Path) -> None:
     shards = [
-        [int(a[0].ravel()[0]) for a in epoch(Fits(file_root=root, num_shards=2, shard_id=k))]
+        [
+            int(a[0].ravel()[0])
+            for a in epoch(Fits(last_batch="partial", file_root=root, num_shards=2, shard_id=k))
+        ]
         for k in (0, 1)
     ]
     assert shards == [[0, 1, 2], [3, 4, 5]]
-    r = Fits(file_root=root, random_shuffle=True, seed=1, enable_checkpointing=True)
+    r = Fits(
+        last_batch="partial", file_root=root, random_shuffle=True, seed=1, enable_checkpointing=True
+    )
     full = [int(a[0].ravel()[0]) for a in epoch(r, batch_size=2)]
-    r = Fits(file_root=root, random_shuffle=True, seed=1, enable_checkpointing=True)
+    r = Fits(
+        last_batch="partial", file_root=root, random_shuffle=True, seed=1, enable_checkpointing=True
+    )
     it = r.next_epoch(batch_size=2)
     first = [int(np.asarray(t).ravel()[0]) for t in next(it)[0].torch()]
     state = r.get_state()
     it.close()
-    resumed = Fits(file_root=root, random_shuffle=True, seed=1)
+    resumed = Fits(last_batch="partial", file_root=root, random_shuffle=True, seed=1)
     resumed.set_state(state)
     assert first + [int(a[0].ravel()[0]) for a in epoch(resumed, batch_size=2)] == full
     assert sorted(full) == list(range(6))
@@ -101,7 +108,9 @@ def test_corrupt_truncated_and_missing_hdu(root: Path) -> None:
     (root / "2.fits").write_bytes(b"garbage" * 500)
     with pytest.raises(DecodeError, match=r"Fits: sample 1 \(.*1\.fits'\): corrupt or truncated"):
         epoch(Fits(file_root=root, hdu_indices=[3]))
-    r = Fits(file_root=root, hdu_indices=[3], on_error="skip", max_batch_size=3)
+    r = Fits(
+        file_root=root, hdu_indices=[3], on_error="skip", max_batch_size=3, last_batch="partial"
+    )
     assert [int(a[0][0]) for a in epoch(r)] == [0, 3, 4, 5]
     assert r.get_metadata()["skipped"] == 2
     with pytest.raises(DecodeError, match="HDU 9 does not exist"):

@@ -115,11 +115,11 @@ def test_corrupt_records_name_file_and_offset(tmp_path: Path, rec: tuple[Path, P
     raw[offsets[8] + 4 : offsets[8] + 8] = struct.pack("<I", 10**6)  # longer than the record
     bad = tmp_path / "bad.rec"
     bad.write_bytes(bytes(raw))
-    strict = MXNet(path=bad, index_path=rec[1])
+    strict = MXNet(last_batch="partial", path=bad, index_path=rec[1])
     with pytest.raises(RecordIOFormatError, match=f"offset {offsets[3]}.*wrong magic") as info:
         labels(strict, 2)
     assert info.value.filename == str(bad)
-    skip = MXNet(path=bad, index_path=rec[1], on_error="skip")
+    skip = MXNet(last_batch="partial", path=bad, index_path=rec[1], on_error="skip")
     assert labels(skip, 4) == [i for i in range(N) if i not in (3, 6, 8)]
     assert skip.get_metadata()["skipped"] == 3
     for cut, match in ((offsets[5] + 5, "truncated record header"),
@@ -127,41 +127,53 @@ def test_corrupt_records_name_file_and_offset(tmp_path: Path, rec: tuple[Path, P
         (tmp_path / "cut.idx").write_text(f"0 {offsets[5]}\n")
         (tmp_path / "cut.rec").write_bytes(rec[0].read_bytes()[:cut])
         with pytest.raises(RecordIOFormatError, match=match):
-            labels(MXNet(path=tmp_path / "cut.rec", index_path=tmp_path / "cut.idx"))
+            labels(
+                MXNet(
+                    last_batch="partial", path=tmp_path / "cut.rec", index_path=tmp_path / "cut.idx"
+                )
+            )
     # a truncated .rec: the index points past its end
     (tmp_path / "short.rec").write_bytes(rec[0].read_bytes()[: offsets[7]])
     with pytest.raises(RecordIOFormatError, match="past the end of the data") as info:
-        MXNet(path=tmp_path / "short.rec", index_path=rec[1])
+        MXNet(last_batch="partial", path=tmp_path / "short.rec", index_path=rec[1])
     assert info.value.filename == str(tmp_path / "short.rec")
     with pytest.warns(RuntimeWarning, match="truncated RecordIO"):
-        r = MXNet(path=tmp_path / "short.rec", index_path=rec[1], on_error="skip")
+        r = MXNet(
+            last_batch="partial", path=tmp_path / "short.rec", index_path=rec[1], on_error="skip"
+        )
     assert labels(r) == list(range(7)) and r.get_metadata()["skipped"] == N - 7
     # a record announcing more labels than it holds
     (tmp_path / "one.idx").write_text("0 0\n")
     (tmp_path / "lab.rec").write_bytes(frame(struct.pack("<IfQQ", 50, 0, 0, 0) + b"abcd"))
     with pytest.raises(RecordIOFormatError, match="announces 50 labels"):
-        labels(MXNet(path=tmp_path / "lab.rec", index_path=tmp_path / "one.idx"))
+        labels(
+            MXNet(last_batch="partial", path=tmp_path / "lab.rec", index_path=tmp_path / "one.idx")
+        )
     (tmp_path / "tiny.rec").write_bytes(frame(b"tiny"))
     with pytest.raises(RecordIOFormatError, match="too short for an IRHeader"):
-        labels(MXNet(path=tmp_path / "tiny.rec", index_path=tmp_path / "one.idx"))
+        labels(
+            MXNet(last_batch="partial", path=tmp_path / "tiny.rec", index_path=tmp_path / "one.idx")
+        )
 
 
 def test_sharding_shuffle_and_resume(rec: tuple[Path, Path]) -> None:
     kw: dict[str, Any] = {"path": rec[0], "index_path": rec[1]}
-    parts = [labels(MXNet(**kw, num_shards=3, shard_id=s), 2) for s in range(3)]
+    parts = [
+        labels(MXNet(last_batch="partial", **kw, num_shards=3, shard_id=s), 2) for s in range(3)
+    ]
     assert [k for p in parts for k in p] == list(range(N))
-    a = labels(MXNet(**kw, random_shuffle=True, seed=2))
+    a = labels(MXNet(last_batch="partial", **kw, random_shuffle=True, seed=2))
     assert sorted(a) == list(range(N)) and a != list(range(N))
-    full = MXNet(**kw, random_shuffle=True, seed=5)
+    full = MXNet(last_batch="partial", **kw, random_shuffle=True, seed=5)
     uninterrupted = [labels(full, 3) for _ in range(2)]
-    r = MXNet(**kw, random_shuffle=True, seed=5, enable_checkpointing=True)
+    r = MXNet(last_batch="partial", **kw, random_shuffle=True, seed=5, enable_checkpointing=True)
     seen: list[int] = []
     for _, lab in r.next_epoch(batch_size=3):
         seen += [int(np.asarray(t)[0]) for t in lab]
         if len(seen) == 6:
             state = r.get_state()
             break
-    restored = MXNet(**kw, random_shuffle=True)
+    restored = MXNet(last_batch="partial", **kw, random_shuffle=True)
     restored.set_state(state)
     assert seen + labels(restored, 3) == uninterrupted[0]
     assert labels(restored, 3) == uninterrupted[1]

@@ -90,7 +90,7 @@ def test_reads_every_feature_in_order(files: list[Path]) -> None:
 
 
 def test_batches_are_dicts_of_batches(files: list[Path]) -> None:
-    r = TFRecord(path=files, features=FEATURES, max_batch_size=5)
+    r = TFRecord(path=files, features=FEATURES, max_batch_size=5, last_batch="partial")
     steps = list(r.next_epoch())
     assert [s["label"].batch_size for s in steps] == [5, 5, 2]
     assert all(isinstance(v, Batch) for v in steps[0].values())
@@ -327,7 +327,7 @@ def test_on_error_skip_drops_whole_samples_counts_and_warns(tmp_path: Path) -> N
     recs = [record(0), record(1), not_an_example, record(3), record(4)]
     offsets = write_tfrecord(p, recs)
     corrupt(p, offsets[4] + 13)
-    r = TFRecord(path=p, features=FEATURES, on_error="skip", max_batch_size=2)
+    r = TFRecord(path=p, features=FEATURES, on_error="skip", max_batch_size=2, last_batch="partial")
     with pytest.warns(UserWarning) as caught:
         steps = list(r.next_epoch())
     messages = " ".join(str(w.message) for w in caught)

@@ -421,7 +421,7 @@ def dtype(*args: Any, **kwargs: Any) -> DType:
     return DType.from_fw_type(x)
 
 
-def type_id(x: Any) -> _types.DALIDataType:
+def type_id(dtype: Any) -> _types.DALIDataType:
     """The reference type id of a dtype.
 
     Examples
@@ -430,6 +430,7 @@ def type_id(x: Any) -> _types.DALIDataType:
     >>> int(ndd.type_id(ndd.float32))
     9
     """
+    x = dtype
     if isinstance(x, DType):
         if x.type_id is None:
             raise ValueError(f"Invalid dtype: {x} has no type id")

@@ -326,7 +326,13 @@ def _enum_or(data: Any, arr: Any) -> _dt.DType:
 
 
 @provide("tensor")
-def tensor(data: Any, dtype: Any = None, device: Any = None, layout: str | None = None) -> Tensor:
+def tensor(
+    data: Any,
+    dtype: Any = None,
+    device: Any = None,
+    layout: str | None = None,
+    pad: bool = False,
+) -> Tensor:
     """Create a Tensor holding an independent copy of ``data``.
 
     Parameters
@@ -339,13 +345,20 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, layout: str | None 
         ``"cpu"`` or ``"gpu"``; default: where ``data`` lives.
     layout : str, optional
         Layout such as ``"HWC"``; its length must equal the number of dimensions.
+    pad : bool
+        For a :class:`Batch` of samples of different shapes: zero-pad them to the largest shape
+        (as :func:`as_tensor`); otherwise such a batch raises.
 
     Examples
     --------
     >>> import headrace as ndd
     >>> ndd.tensor([[1, 2], [3, 4]]).dtype is ndd.int32
     True
+    >>> ndd.tensor(ndd.batch([[1, 2], [3]]), pad=True).torch().tolist()
+    [[1, 2], [3, 0]]
     """
+    if getattr(type(data), "_is_batch", False):
+        data = data._as_one_tensor(pad=pad, device=device)
     t = Tensor(data, dtype=dtype, device=device, layout=layout, copy=True)
     _maybe_sync(t)
     return t

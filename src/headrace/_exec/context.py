@@ -292,6 +292,9 @@ class EvalContext:
         GPU used by the context (default: the current device; None without a GPU).
     cuda_stream : object, optional
         A stream for GPU work.
+    thread_pool : ThreadPool, optional
+        An existing pool to run per-sample work on (shareable between contexts); excludes
+        ``num_threads`` and must belong to the same ``device_id``.
 
     Examples
     --------
@@ -299,6 +302,9 @@ class EvalContext:
     >>> with ndd.EvalContext(num_threads=1) as ctx:
     ...     ctx.num_threads
     1
+    >>> pool = ndd.ThreadPool(2)
+    >>> ndd.EvalContext(thread_pool=pool).thread_pool is pool
+    True
     """
 
     def __init__(
@@ -307,21 +313,40 @@ class EvalContext:
         num_threads: int | None = None,
         device_id: int | None = None,
         cuda_stream: Any = None,
+        thread_pool: ThreadPool | None = None,
     ) -> None:
         if num_threads is not None and (not isinstance(num_threads, int) or num_threads <= 0):
             raise InvalidArgumentError(
                 f"EvalContext: num_threads must be a positive int (got {num_threads!r})."
             )
         self._num_threads = num_threads
+        given_device = device_id
         if device_id is None and Device.gpu_count():
             device_id = Device.default_device_id("gpu")
         self._device_id = device_id
+        if thread_pool is not None:
+            if num_threads is not None:
+                raise InvalidArgumentError(
+                    "`thread_pool` and `num_threads` cannot be specified together."
+                )
+            if not isinstance(thread_pool, ThreadPool):
+                raise InvalidTypeError(
+                    f"EvalContext: thread_pool must be a ThreadPool (got "
+                    f"{type(thread_pool).__name__})."
+                )
+            if thread_pool.device_id is not None and thread_pool.device_id != device_id:
+                shown = given_device if given_device is not None else f"<Current> ({device_id})"
+                raise InvalidArgumentError(
+                    f"Device ID clash: device_id == {shown} "
+                    f"but thread_pool.device_id == {thread_pool.device_id}"
+                )
+            self._num_threads = thread_pool.num_threads
         if cuda_stream is not None:
             from headrace._exec.streams import stream as _wrap_stream
 
             cuda_stream = _wrap_stream(stream=cuda_stream, device_id=device_id)
         self._cuda_stream = cuda_stream
-        self._pool: ThreadPool | None = None
+        self._pool: ThreadPool | None = thread_pool
         self._pool_version = -1
         self._executor = _Executor()
         self._pending_deferred: list[Any] = []

@@ -98,9 +98,11 @@ def stream(*, stream: Any = _CREATE, device_id: int | None = None) -> Stream | N
     return Stream(stream, device_id)
 
 
-def set_default_stream(s: Any, /, device_id: int | None = None) -> None:
+def set_default_stream(cuda_stream: Any, /, device_id: int | None = None) -> None:
     """Set the process-wide default stream for a GPU (``None`` clears it)."""
-    _defaults[device_id] = None if s is None else stream(stream=s, device_id=device_id)
+    _defaults[device_id] = (
+        None if cuda_stream is None else stream(stream=cuda_stream, device_id=device_id)
+    )
 
 
 def get_default_stream(device_id: int | None = None) -> Stream | None:
@@ -108,9 +110,9 @@ def get_default_stream(device_id: int | None = None) -> Stream | None:
     return _defaults.get(device_id)
 
 
-def set_current_stream(s: Any, /) -> None:
+def set_current_stream(cuda_stream: Any, /) -> None:
     """Set the calling thread's stream (``None`` resets it)."""
-    _local.stream = None if s is None else stream(stream=s)
+    _local.stream = None if cuda_stream is None else stream(stream=cuda_stream)
 
 
 def get_current_stream() -> Stream | None:

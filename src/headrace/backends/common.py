@@ -377,3 +377,36 @@ R_CR = _F32(255 / 224 * 1.402)
 G_CB = _F32(255 / 224 * 1.772 * 0.114 / 0.587)
 G_CR = _F32(255 / 224 * 1.402 * 0.299 / 0.587)
 B_CB = _F32(255 / 224 * 1.772)
+
+
+# =================================================================================================
+# Reductions
+# =================================================================================================
+
+
+def reduction_identity(kind: str, dt: np.dtype) -> int | float:
+    """What ``min``/``max`` give where no element is reduced: the reference's start values
+    (the type's maximum for ``min``; its lowest finite value, not -inf, for ``max``).
+
+    Examples
+    --------
+    >>> reduction_identity("min", np.dtype("uint8")), reduction_identity("max", np.dtype("int8"))
+    (255, -128)
+    """
+    if dt.kind in "iu":
+        ii = np.iinfo(dt)
+        return int(ii.max if kind == "min" else ii.min)
+    fi = np.finfo(dt)
+    return float(fi.max if kind == "min" else fi.min)
+
+
+def mean_scale(n: int) -> np.float32:
+    """The factor ``float32(1 / n)`` the reference multiplies an integer accumulator by
+    (inf for no element).
+
+    Examples
+    --------
+    >>> float(mean_scale(4))
+    0.25
+    """
+    return _F32(1) / _F32(n) if n else _F32(np.inf)

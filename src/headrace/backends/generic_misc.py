@@ -92,13 +92,17 @@ def bind(fn: GenericKernel, xp: ArrayOps) -> Kernel:
 
 
 # --- helpers ------------------------------------------------------------------------------------
-def _out(kc: KernelContext, outs: list[Any], dt: _dt.DType, layout: str | None) -> tuple[Batch]:
+def out_batch(
+    kc: KernelContext, outs: list[Any], dt: _dt.DType, layout: str | None
+) -> tuple[Batch]:
+    """The output Batch of ``outs`` (``layout`` dropped when its rank does not fit)."""
     if layout is not None and outs and len(layout) != outs[0].ndim:
         layout = None
     return (Batch._wrap(outs, dt, layout, kc.device),)
 
 
-def _per(vals: Vals, n: int) -> list[Vals]:
+def per_sample_vals(vals: Vals, n: int) -> list[Vals]:
+    """The arguments of each of ``n`` samples (one shared dict when none varies)."""
     if has_per_sample(vals):
         return [sample_args(vals, i) for i in range(n)]
     return [vals] * n
@@ -154,14 +158,14 @@ def copy(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Ba
 def cast(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
     """``cast``: every sample converted to ``dtype``."""
     x, dt = ins[0], v["dtype"]
-    return _out(kc, [xp.cast(a, dt) for a in x._samples], dt, x._layout)
+    return out_batch(kc, [xp.cast(a, dt) for a in x._samples], dt, x._layout)
 
 
 def reshape(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
     """``reshape``: per-sample ``shape``/``rel_shape``/``src_dims``."""
     x = ins[0]
     outs = []
-    for i, (a, av) in enumerate(zip(x._samples, _per(v, kc.n))):
+    for i, (a, av) in enumerate(zip(x._samples, per_sample_vals(v, kc.n))):
         try:
             outs.append(xp.reshape(a, reshape_shape(tuple(a.shape), av, math.prod(a.shape))))
         except ReshapeError as e:
@@ -169,7 +173,7 @@ def reshape(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple
     lay = v["layout"]
     if lay is None and outs and outs[0].ndim == x.ndim and v["src_dims"] is None:
         lay = x._layout
-    return _out(kc, outs, x._dtype, lay or None)
+    return out_batch(kc, outs, x._dtype, lay or None)
 
 
 def transpose(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -183,7 +187,7 @@ def transpose(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tup
     lay = v["output_layout"]
     if lay is None and v["transpose_layout"] and x._layout:
         lay = "".join(x._layout[p] for p in perm)
-    return _out(kc, [xp.transpose(a, perm) for a in x._samples], x._dtype, lay)
+    return out_batch(kc, [xp.transpose(a, perm) for a in x._samples], x._dtype, lay)
 
 
 def expand_dims(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -209,7 +213,7 @@ def expand_dims(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> t
         for ax, ch in zip(axes, names):
             lst.insert(ax, ch)
         lay = "".join(lst)
-    return _out(kc, outs, x._dtype, lay)
+    return out_batch(kc, outs, x._dtype, lay)
 
 
 def squeeze(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -236,7 +240,7 @@ def squeeze(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple
         outs.append(xp.reshape(a, tuple(e for d, e in enumerate(a.shape) if d not in drop)))
     drop0 = axes if axes is not None else []
     new_lay = "".join(c for d, c in enumerate(lay) if d not in drop0) if lay else None
-    return _out(kc, outs, x._dtype, new_lay or None)
+    return out_batch(kc, outs, x._dtype, new_lay or None)
 
 
 def _fill_shape(v: Vals) -> tuple[int, ...]:
@@ -246,7 +250,7 @@ def _fill_shape(v: Vals) -> tuple[int, ...]:
 def _constant(xp: ArrayOps, kc: KernelContext, v: Vals, value: int) -> tuple[Batch]:
     dt = v["dtype"] or _dt.float32
     shape = _fill_shape(v)
-    return _out(kc, [xp.full(shape, value, dt) for _ in range(kc.n)], dt, v["layout"])
+    return out_batch(kc, [xp.full(shape, value, dt) for _ in range(kc.n)], dt, v["layout"])
 
 
 def zeros(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -274,7 +278,7 @@ def full(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Ba
             outs.append(out)
         else:
             outs.append(xp.cast(f, dt))
-    return _out(kc, outs, dt, v["layout"])
+    return out_batch(kc, outs, dt, v["layout"])
 
 
 def shapes(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -283,7 +287,7 @@ def shapes(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[
     outs = [
         xp.from_numpy(np.asarray(a.shape, dtype=dt.numpy), kc.device, dt) for a in ins[0]._samples
     ]
-    return _out(kc, outs, dt, None)
+    return out_batch(kc, outs, dt, None)
 
 
 def _join(
@@ -318,7 +322,7 @@ def _join(
             if (lay and name)
             else (name if (name and first.ndim == 0) else None)
         )
-    return _out(kc, outs, first._dtype, lay)
+    return out_batch(kc, outs, first._dtype, lay)
 
 
 def stack(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -353,7 +357,7 @@ def one_hot(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple
         if len(base) == x.ndim:
             ax = axis % (x.ndim + 1)
             lay = base[:ax] + v["axis_name"] + base[ax:]
-    return _out(kc, outs, dt, lay)
+    return out_batch(kc, outs, dt, lay)
 
 
 def per_frame(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -372,7 +376,7 @@ def per_frame(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tup
         )
     else:
         new = "F" + "*" * (x.ndim - 1)
-    return _out(kc, list(x._samples), x._dtype, new)
+    return out_batch(kc, list(x._samples), x._dtype, new)
 
 
 def _subscript_index(spec: Sequence[Any], av: Vals) -> tuple[Any, ...]:
@@ -396,11 +400,11 @@ def tensor_subscript(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals)
     spec = v["_spec"]
     outs = []
     full0: tuple[Any, ...] = ()
-    for i, (a, av) in enumerate(zip(x._samples, _per(v, kc.n))):
+    for i, (a, av) in enumerate(zip(x._samples, per_sample_vals(v, kc.n))):
         full = _ix.expand(_subscript_index(spec, av), a.ndim)
         _ix.check_bounds(full, tuple(a.shape))
         outs.append(_ix.apply(a, full))
         if i == 0:
             full0 = full
     lay = _ix.result_layout(full0, x._layout) if outs else x._layout
-    return _out(kc, outs, x._dtype, lay)
+    return out_batch(kc, outs, x._dtype, lay)

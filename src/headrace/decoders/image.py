@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 
 from headrace import codecs
-from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.errors import DecodeError, InvalidArgumentError
 from headrace._dispatch.args import (
@@ -55,6 +54,7 @@ from headrace._dispatch.args import (
 )
 from headrace._dispatch.kernel_context import KernelContext, annotate
 from headrace._dispatch.schema import OpSchema
+from headrace.io.file import encode_paths
 from headrace.io.file import read as file_read
 from headrace.ops._geometry_params import crop_window, random_crop_window
 
@@ -97,6 +97,26 @@ _DECODER_ARGS = (
     Arg("preallocate_height_hint", to_int, 0, doc="Accepted for compatibility."),
     Arg("memory_stats", to_bool, False, doc="Accepted for compatibility."),
     Arg("on_error", _on_error, "raise", doc="'raise' or 'skip' undecodable samples."),
+) + tuple(
+    Arg(name, conv, default, doc=f"Accepted; no effect: {what}.")
+    for name, conv, default, what in (
+        ("affine", to_bool, True, "GPU decoder thread affinity"),
+        ("device_memory_padding", to_int, 16 << 20, "GPU decoder memory hint"),
+        ("device_memory_padding_jpeg2k", to_int, 0, "GPU decoder memory hint"),
+        ("host_memory_padding", to_int, 8 << 20, "GPU decoder pinned-memory hint"),
+        ("host_memory_padding_jpeg2k", to_int, 0, "GPU decoder pinned-memory hint"),
+        ("hybrid_huffman_threshold", to_int, 1_000_000, "GPU decoder Huffman-stage choice"),
+        ("split_stages", to_bool, False, "GPU decoder staging"),
+        ("use_chunk_allocator", to_bool, False, "GPU decoder allocator"),
+    )
+)
+#: ``decoders.image`` only: the reference's GPU decoder cache (no effect here).
+_CACHE_ARGS = (
+    Arg("cache_size", to_int, 0, doc="Accepted; no effect (GPU decoder cache, MiB)."),
+    Arg("cache_threshold", to_int, 0, doc="Accepted; no effect (GPU decoder cache)."),
+    Arg("cache_type", to_str, "", doc="Accepted; no effect (GPU decoder cache policy)."),
+    Arg("cache_batch_copy", to_bool, True, doc="Accepted; no effect (GPU decoder cache)."),
+    Arg("cache_debug", to_bool, False, doc="Accepted; no effect (GPU decoder cache)."),
 )
 _CROP_ARGS = (
     Arg("crop", to_floats, None, per_sample=True, doc="(height, width) of the window."),
@@ -105,6 +125,8 @@ _CROP_ARGS = (
     Arg("crop_pos_x", to_float, 0.5, per_sample=True, doc="Horizontal position in [0, 1]."),
     Arg("crop_pos_y", to_float, 0.5, per_sample=True, doc="Vertical position in [0, 1]."),
     Arg("rounding", to_str, "round", doc="Anchor rounding: 'round' or 'truncate'."),
+    Arg("crop_d", to_float, None, per_sample=True, doc="Window depth: 1 (images are 2-D)."),
+    Arg("crop_pos_z", to_float, 0.5, per_sample=True, doc="Depth position (images: no effect)."),
 )
 _RANDOM_CROP_ARGS = (
     Arg("random_area", to_floats, np.array([0.08, 1.0], np.float32), doc="Area fraction range."),
@@ -168,11 +190,27 @@ def _crop_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
     for i in range(kc.n):
         a = sample_args(v, i)
         h, w = _peek_hw(kc, samples[i], a, i)
+        cd = a["crop_d"]
         if a["crop"] is not None:
             c = np.atleast_1d(a["crop"])
-            ch, cw = (float(c[0]), float(c[-1]))
+            if c.size not in (1, 2, 3):
+                raise InvalidArgumentError(
+                    f"{kc.name}: crop must be (height, width) or (depth, height, width), "
+                    f"got {c.tolist()}."
+                )
+            ch, cw = float(c[-2] if c.size > 1 else c[0]), float(c[-1])
+            cd = float(c[0]) if c.size == 3 else None
         else:
+            if cd is not None and (a["crop_h"] is None or a["crop_w"] is None):
+                raise InvalidArgumentError(
+                    f"{kc.name}: crop_d must be given together with crop_h and crop_w."
+                )
             ch, cw = a["crop_h"] or 0.0, a["crop_w"] or 0.0
+        if cd is not None and cd > 1:
+            raise InvalidArgumentError(
+                f"{kc.name}: sample {i}: crop depth {cd:g} (crop_d) exceeds the image's depth "
+                "of 1; decoded images are 2-D, so a depth window can only be 0 or 1."
+            )
         if ch > h or cw > w:
             raise InvalidArgumentError(
                 f"{kc.name}: sample {i}: crop window ({ch:g}, {cw:g}) is larger than the image "
@@ -216,7 +254,7 @@ def _decoder(name: str, args: tuple[Arg, ...], prepare: Prepare, random: bool = 
     )
 
 
-DECODE = _decoder("image", _DECODER_ARGS, _no_window)
+DECODE = _decoder("image", _DECODER_ARGS + _CACHE_ARGS, _no_window)
 DECODE_CROP = _decoder("image_crop", _DECODER_ARGS + _CROP_ARGS, _crop_windows)
 DECODE_RANDOM_CROP = _decoder(
     "image_random_crop", _DECODER_ARGS + _RANDOM_CROP_ARGS, _random_windows, random=True
@@ -266,6 +304,19 @@ def image(
     preallocate_width_hint: int | None = None,
     preallocate_height_hint: int | None = None,
     memory_stats: bool | None = None,
+    affine: bool | None = None,
+    device_memory_padding: int | None = None,
+    device_memory_padding_jpeg2k: int | None = None,
+    host_memory_padding: int | None = None,
+    host_memory_padding_jpeg2k: int | None = None,
+    hybrid_huffman_threshold: int | None = None,
+    split_stages: bool | None = None,
+    use_chunk_allocator: bool | None = None,
+    cache_size: int | None = None,
+    cache_threshold: int | None = None,
+    cache_type: str | None = None,
+    cache_batch_copy: bool | None = None,
+    cache_debug: bool | None = None,
     on_error: str | None = None,
     device: Any = None,
     batch_size: int | None = None,
@@ -285,6 +336,13 @@ def image(
         Apply the EXIF orientation (default True).
     use_fast_idct : bool, optional
         Use libjpeg-turbo's fast integer IDCT.
+    jpeg_fancy_upsampling, hw_decoder_load, preallocate_width_hint, preallocate_height_hint, \
+memory_stats, affine, device_memory_padding, device_memory_padding_jpeg2k, host_memory_padding, \
+host_memory_padding_jpeg2k, hybrid_huffman_threshold, split_stages, use_chunk_allocator, \
+cache_size, cache_threshold, cache_type, cache_batch_copy, cache_debug : optional
+        The reference's GPU-decoder tuning (memory padding, Huffman stage, cache...): accepted
+        for compatibility, no effect on this CPU decoding path (the pixels do not depend on
+        them).
     on_error : {"raise", "skip"}, optional
         Keyword-only extra: ``"skip"`` drops undecodable samples of a ``Batch`` instead of
         raising; the output's ``kept`` lists the input samples it holds. The other outputs of
@@ -334,6 +392,16 @@ def image_crop(
     preallocate_width_hint: int | None = None,
     preallocate_height_hint: int | None = None,
     memory_stats: bool | None = None,
+    affine: bool | None = None,
+    device_memory_padding: int | None = None,
+    device_memory_padding_jpeg2k: int | None = None,
+    host_memory_padding: int | None = None,
+    host_memory_padding_jpeg2k: int | None = None,
+    hybrid_huffman_threshold: int | None = None,
+    split_stages: bool | None = None,
+    use_chunk_allocator: bool | None = None,
+    crop_d: Any = None,
+    crop_pos_z: Any = None,
     on_error: str | None = None,
     device: Any = None,
     batch_size: int | None = None,
@@ -346,7 +414,11 @@ def image_crop(
         Window ``(height, width)``; or give ``crop_h`` and ``crop_w``. Per sample.
     crop_pos_x, crop_pos_y : float or Batch, optional
         Window position in [0, 1] (default 0.5: centred). Per sample.
-    Other parameters as :func:`image`.
+    crop_d, crop_pos_z : float or Batch, optional
+        The reference's volumetric window. Decoded images are 2-D (depth 1): a depth of 0 or 1
+        and any ``crop_pos_z`` select the whole image, as in the reference; a larger depth
+        raises ``InvalidArgumentError``. ``crop`` may also be ``(depth, height, width)``.
+    Other parameters as :func:`image` (the GPU-decoder hints have no effect).
 
     Examples
     --------
@@ -375,6 +447,14 @@ def image_random_crop(
     preallocate_width_hint: int | None = None,
     preallocate_height_hint: int | None = None,
     memory_stats: bool | None = None,
+    affine: bool | None = None,
+    device_memory_padding: int | None = None,
+    device_memory_padding_jpeg2k: int | None = None,
+    host_memory_padding: int | None = None,
+    host_memory_padding_jpeg2k: int | None = None,
+    hybrid_huffman_threshold: int | None = None,
+    split_stages: bool | None = None,
+    use_chunk_allocator: bool | None = None,
     on_error: str | None = None,
     device: Any = None,
     batch_size: int | None = None,
@@ -429,30 +509,13 @@ def peek_image_shape(
     return PEEK.call((input,), **forward_args(locals(), "input"))
 
 
-def _encode_paths(paths: Any) -> Any:
-    from headrace._core.batch import Batch as _B
-    from headrace._core.tensor import Tensor
-
-    if isinstance(paths, str):
-        return Tensor(np.frombuffer(paths.encode("utf-8"), np.uint8).copy())
-    if isinstance(paths, (list, tuple)) and all(isinstance(p, str) for p in paths):
-        return _B(
-            [np.frombuffer(p.encode("utf-8"), np.uint8).copy() for p in paths], dtype=_dt.uint8
-        )
-    if isinstance(paths, (Tensor, _B)):
-        return paths
-    raise TypeError(
-        f"imread: expected a path, a list of paths, or a Tensor/Batch of UTF-8 path bytes "
-        f"(got {type(paths).__name__})."
-    )
-
-
 def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Any:
     """Read and decode images from paths: a ``str`` gives a Tensor, a list a Batch.
 
     Parameters
     ----------
-    filepaths : str, list of str, Tensor or Batch of UTF-8 path bytes
+    filepaths : str, os.PathLike, a list of them, or a Tensor/Batch of UTF-8 path bytes
+        One path gives a Tensor, a list a Batch.
     device : {"cpu", "mixed", "gpu"}
         Where the decoded images live.
     **kwargs
@@ -467,10 +530,13 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Any:
     True
     >>> ndd.imread(p).shape
     (3, 4, 3)
+    >>> import pathlib
+    >>> ndd.imread([pathlib.Path(p)] * 2).batch_size
+    2
     """
     if device not in ("cpu", "mixed", "gpu"):
         raise ValueError(f"imread: device must be 'cpu' or 'mixed'/'gpu' (got {device!r}).")
-    data = file_read(_encode_paths(filepaths))
+    data = file_read(encode_paths(filepaths, "imread"))
     return image(data, device="gpu" if device == "mixed" else device, **kwargs)
 
 

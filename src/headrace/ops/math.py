@@ -20,7 +20,7 @@ from headrace.ops.arithmetic import arithmetic
 
 
 def _unary(name: str, doc: str) -> Any:
-    def fn(input: Any, /) -> Any:
+    def fn(input: Any) -> Any:
         return arithmetic(name, input)
 
     fn.__name__ = fn.__qualname__ = name
@@ -53,32 +53,32 @@ acosh = _unary("acosh", "Inverse hyperbolic cosine")
 atanh = _unary("atanh", "Inverse hyperbolic tangent")
 
 
-def min(left: Any, right: Any, /) -> Any:
+def min(left: Any, right: Any) -> Any:
     """Element-wise minimum."""
     return arithmetic("min", left, right)
 
 
-def max(left: Any, right: Any, /) -> Any:
+def max(left: Any, right: Any) -> Any:
     """Element-wise maximum."""
     return arithmetic("max", left, right)
 
 
-def pow(base: Any, exponent: Any, /) -> Any:
+def pow(base: Any, exponent: Any) -> Any:
     """``base ** exponent`` with the operands' promoted type."""
     return arithmetic("pow", base, exponent)
 
 
-def fpow(base: Any, exponent: Any, /) -> Any:
+def fpow(base: Any, exponent: Any) -> Any:
     """``base ** exponent`` computed in floating point."""
     return arithmetic("fpow", base, exponent)
 
 
-def atan2(x: Any, y: Any, /) -> Any:
+def atan2(x: Any, y: Any) -> Any:
     """Arc tangent of ``x / y`` using the signs of both."""
     return arithmetic("atan2", x, y)
 
 
-def clamp(value: Any, lo: Any, hi: Any, /) -> Any:
+def clamp(value: Any, lo: Any, hi: Any) -> Any:
     """``value`` limited to ``[lo, hi]``."""
     return arithmetic("clamp", value, lo, hi)
 

@@ -20,6 +20,7 @@ from headrace._core import indexing as _ix
 from headrace._core.batch import Batch
 from headrace._core.device import device as _to_device
 from headrace._core.entry import provide
+from headrace._core.errors import InvalidArgumentError
 from headrace._core.tensor import Tensor
 from headrace._dispatch.args import (
     REQUIRED,
@@ -114,7 +115,7 @@ SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS, kernel="tensor_subscrip
 
 
 @provide("copy")
-def copy(input: Any, /, *, device: Any = None) -> Any:
+def copy(input: Any, /, *, device: Any = None, batch_size: int | None = None) -> Any:
     """Copy data, optionally to another device.
 
     Examples
@@ -125,10 +126,10 @@ def copy(input: Any, /, *, device: Any = None) -> Any:
     """
     src_dev = input.device if isinstance(input, (Tensor, Batch)) else None
     dev = _to_device(device) if device is not None else src_dev
-    return COPY.call((input,), device=dev, _force=dev == src_dev or None)
+    return COPY.call((input,), device=dev, batch_size=batch_size, _force=dev == src_dev or None)
 
 
-def cast(input: Any, /, *, dtype: Any, device: Any = None) -> Any:
+def cast(input: Any, /, *, dtype: Any, device: Any = None, batch_size: int | None = None) -> Any:
     """Convert the element type; floats → integers round to nearest and saturate.
 
     Examples
@@ -137,11 +138,12 @@ def cast(input: Any, /, *, dtype: Any, device: Any = None) -> Any:
     >>> ndd.cast(ndd.tensor([300.0, -5.0]), dtype=ndd.uint8).torch().tolist()
     [255, 0]
     """
-    return CAST.call((input,), device=device, dtype=dtype)
+    return CAST.call((input,), device=device, batch_size=batch_size, dtype=dtype)
 
 
 def reshape(
-    input: Any,
+    data: Any,
+    shape_input: Any = None,
     /,
     *,
     shape: Any = None,
@@ -149,17 +151,39 @@ def reshape(
     layout: str | None = None,
     src_dims: Any = None,
     device: Any = None,
+    batch_size: int | None = None,
 ) -> Any:
     """Give the data a new shape (same number of elements).
+
+    Parameters
+    ----------
+    data : Tensor or Batch
+    shape_input : Tensor or Batch, optional
+        The output shape as a second input (one per sample from a Batch); the same as
+        ``shape=``, which it excludes.
 
     Examples
     --------
     >>> import headrace as ndd
     >>> ndd.reshape(ndd.tensor([1, 2, 3, 4]), shape=[2, -1]).shape
     (2, 2)
+    >>> ndd.reshape(ndd.tensor([1, 2, 3, 4]), ndd.tensor([1, 4])).shape
+    (1, 4)
     """
+    if shape_input is not None:
+        if shape is not None:
+            raise InvalidArgumentError(
+                "reshape: give the shape either as the shape_input input or as shape=, not both."
+            )
+        shape = shape_input
     return RESHAPE.call(
-        (input,), device=device, shape=shape, rel_shape=rel_shape, layout=layout, src_dims=src_dims
+        (data,),
+        device=device,
+        batch_size=batch_size,
+        shape=shape,
+        rel_shape=rel_shape,
+        layout=layout,
+        src_dims=src_dims,
     )
 
 
@@ -171,6 +195,7 @@ def transpose(
     transpose_layout: bool | None = None,
     output_layout: str | None = None,
     device: Any = None,
+    batch_size: int | None = None,
 ) -> Any:
     """Permute the dimensions.
 
@@ -184,6 +209,7 @@ def transpose(
     return TRANSPOSE.call(
         (input,),
         device=device,
+        batch_size=batch_size,
         perm=perm,
         transpose_layout=transpose_layout,
         output_layout=output_layout,
@@ -191,7 +217,13 @@ def transpose(
 
 
 def expand_dims(
-    input: Any, /, *, axes: Any, new_axis_names: str | None = None, device: Any = None
+    data: Any,
+    /,
+    *,
+    axes: Any,
+    new_axis_names: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
 ) -> Any:
     """Insert unit dimensions.
 
@@ -201,11 +233,19 @@ def expand_dims(
     >>> ndd.expand_dims(ndd.tensor([1, 2]), axes=[0]).shape
     (1, 2)
     """
-    return EXPAND_DIMS.call((input,), device=device, axes=axes, new_axis_names=new_axis_names)
+    return EXPAND_DIMS.call(
+        (data,), device=device, batch_size=batch_size, axes=axes, new_axis_names=new_axis_names
+    )
 
 
 def squeeze(
-    input: Any, /, *, axes: Any = None, axis_names: str | None = None, device: Any = None
+    data: Any,
+    /,
+    *,
+    axes: Any = None,
+    axis_names: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
 ) -> Any:
     """Remove unit dimensions (all of them when no axes are given).
 
@@ -216,7 +256,9 @@ def squeeze(
     >>> ndd.squeeze(ndd.tensor(np.zeros((1, 3, 1)))).shape
     (3,)
     """
-    return SQUEEZE.call((input,), device=device, axes=axes, axis_names=axis_names)
+    return SQUEEZE.call(
+        (data,), device=device, batch_size=batch_size, axes=axes, axis_names=axis_names
+    )
 
 
 def zeros(
@@ -298,7 +340,13 @@ def shapes(input: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
 
 
 def stack(
-    *inputs: Any, axis: int | None = None, axis_name: str | None = None, device: Any = None
+    input_0: Any,
+    /,
+    *inputs: Any,
+    axis: int | None = None,
+    axis_name: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
 ) -> Any:
     """Join tensors along a new axis.
 
@@ -308,11 +356,19 @@ def stack(
     >>> ndd.stack(ndd.tensor([1, 2]), ndd.tensor([3, 4]), axis=1).shape
     (2, 2)
     """
-    return STACK.call(inputs, device=device, axis=axis, axis_name=axis_name)
+    return STACK.call(
+        (input_0, *inputs), device=device, batch_size=batch_size, axis=axis, axis_name=axis_name
+    )
 
 
 def cat(
-    *inputs: Any, axis: int | None = None, axis_name: str | None = None, device: Any = None
+    input_0: Any,
+    /,
+    *inputs: Any,
+    axis: int | None = None,
+    axis_name: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
 ) -> Any:
     """Join tensors along an existing axis.
 
@@ -322,7 +378,9 @@ def cat(
     >>> ndd.cat(ndd.tensor([1, 2]), ndd.tensor([3])).torch().tolist()
     [1, 2, 3]
     """
-    return CAT.call(inputs, device=device, axis=axis, axis_name=axis_name)
+    return CAT.call(
+        (input_0, *inputs), device=device, batch_size=batch_size, axis=axis, axis_name=axis_name
+    )
 
 
 def one_hot(
@@ -336,6 +394,7 @@ def one_hot(
     off_value: float | None = None,
     axis_name: str | None = None,
     device: Any = None,
+    batch_size: int | None = None,
 ) -> Any:
     """One-hot encode integer labels.
 
@@ -348,6 +407,7 @@ def one_hot(
     return ONE_HOT.call(
         (input,),
         device=device,
+        batch_size=batch_size,
         num_classes=num_classes,
         axis=axis,
         dtype=dtype,
@@ -357,7 +417,9 @@ def one_hot(
     )
 
 
-def per_frame(input: Any, /, *, replace: bool | None = None, device: Any = None) -> Any:
+def per_frame(
+    input: Any, /, *, replace: bool | None = None, device: Any = None, batch_size: int | None = None
+) -> Any:
     """Mark the outermost dimension as frames (layout ``F...``) for per-frame arguments.
 
     Examples
@@ -367,7 +429,7 @@ def per_frame(input: Any, /, *, replace: bool | None = None, device: Any = None)
     >>> ndd.per_frame(ndd.tensor(np.zeros(3))).layout
     'F'
     """
-    return PER_FRAME.call((input,), device=device, replace=replace)
+    return PER_FRAME.call((input,), device=device, batch_size=batch_size, replace=replace)
 
 
 @provide("subscript")

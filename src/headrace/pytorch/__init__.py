@@ -14,6 +14,21 @@ Examples
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 from headrace.pytorch.loader import Loader
 
 __all__ = ["Loader"]
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``ndd.pytorch.nodes`` without an explicit import (it needs torch and torchdata)."""
+    if name == "nodes":
+        try:
+            module = importlib.import_module(f"{__name__}.nodes")
+        except ImportError as e:  # no torchdata: absent, as in the reference (hasattr is False)
+            raise AttributeError(str(e)) from e
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,11 +1,12 @@
 """``Loader``: a reader plus a per-batch function, as a PyTorch-style iterable.
 
 A :class:`Loader` plays the role of ``torch.utils.data.DataLoader`` for headrace: each
-``for batch in loader`` is one exact epoch of the reader, ``len(loader)`` is the number of
-batches in it, and every output arrives as a ``torch.Tensor`` on the requested device. The
-per-batch function runs headrace operators; since operators run on a background executor, the
-loader asks for the next ``prefetch`` batches before handing out the current one, so loading
-overlaps the training step without worker processes.
+``for batch in loader`` is one exact epoch of the reader (the last batch may be smaller, unless
+the reader was built with an explicit ``last_batch``/``pad_last_batch`` or the loader is given
+``last_batch=``), ``len(loader)`` is the number of batches in it, and every output arrives as a
+``torch.Tensor`` on the requested device. The per-batch function runs headrace operators; since
+operators run on a background executor, the loader asks for the next ``prefetch`` batches before
+handing out the current one, so loading overlaps the training step without worker processes.
 
 Examples
 --------
@@ -68,23 +69,29 @@ def _torch_device(device: Any) -> Any:
     return dev
 
 
-def _epoch_batches(reader: Any, batch_size: int) -> int:
-    """Batches in the reader's next epoch (its current shard, its last-batch mode, what is left
+def _loader_mode(reader: Any, last_batch: str | None) -> str | None:
+    """The last-batch mode a loader asks for: its own, else the reader's explicit one, else
+    exact epochs (``"partial"``); ``None`` for readers without last-batch modes."""
+    if last_batch is not None:
+        from headrace.readers import _sharding as sh
+
+        return sh.check_last_batch(last_batch)
+    if not hasattr(reader, "_batches_left"):
+        return None
+    return reader._last_batch if getattr(reader, "_last_batch_explicit", False) else "partial"
+
+
+def _epoch_batches(reader: Any, batch_size: int, mode: str | None) -> int:
+    """Batches in the reader's next epoch (its current shard, the last-batch mode, what is left
     of it after a restored state)."""
+    if hasattr(reader, "_batches_left"):
+        return int(reader._batches_left(batch_size, mode))
     from headrace.readers import _sharding as sh
 
     meta = reader.get_metadata()
     n, k = int(meta["epoch_size"]), int(meta["number_of_shards"])
-    mode = getattr(reader, "_last_batch", "pad" if meta.get("pad_last_batch") else "partial")
-    if mode in ("pad", "fill"):
-        size = sh.padded_shard_size(n, k)
-    else:
-        epoch = int(getattr(reader, "_epoch", 0))
-        shard = sh.shard_for_epoch(int(meta["shard_id"]), epoch, k, bool(meta["stick_to_shard"]))
-        lo, hi = sh.shard_bounds(n, k, shard)
-        size = hi - lo
-    size -= min(int(getattr(reader, "_pos", 0)), size)
-    return sh.num_batches(size, batch_size, mode)
+    size = -(-n // k)
+    return sh.num_batches(size, batch_size, mode or "partial")
 
 
 class Loader:
@@ -105,6 +112,11 @@ class Loader:
         ``None`` leaves each tensor where the pipeline put it.
     prefetch : int
         Batches submitted ahead of the one being consumed (0 = none).
+    last_batch : {"partial", "drop", "pad", "fill"}, optional
+        The reader's last-batch mode for every epoch. Default: the mode the reader was built
+        with when given explicitly (``last_batch=``/``pad_last_batch=True``), else
+        ``"partial"``: exact epochs, the last batch may be smaller (``next_epoch()`` itself
+        defaults to the reference's ``"fill"``).
     non_blocking : bool
         Use non-blocking host-to-device copies.
 
@@ -129,6 +141,7 @@ class Loader:
         device: Any = "cpu",
         prefetch: int = 1,
         non_blocking: bool = True,
+        last_batch: str | None = None,
     ) -> None:
         if not hasattr(reader, "next_epoch"):
             raise InvalidTypeError(
@@ -151,18 +164,20 @@ class Loader:
         self.device = None if device is None else _torch_device(device)
         self.prefetch = prefetch
         self.non_blocking = non_blocking
+        self.last_batch = _loader_mode(reader, last_batch)
         self.epoch = 0  # epochs completed
         self._state: Any = None
 
     def __len__(self) -> int:
         """Batches in the next epoch (fewer when resuming from a mid-epoch state)."""
-        return _epoch_batches(self.reader, self.batch_size)
+        return _epoch_batches(self.reader, self.batch_size, self.last_batch)
 
     def __iter__(self) -> Iterator[Any]:
         """One epoch: yields the per-batch function's outputs as torch tensors."""
         pending: collections.deque[tuple[Any, Any]] = collections.deque()
         track = bool(getattr(self.reader, "_checkpointing", False))
-        for outputs in self.reader.next_epoch(batch_size=self.batch_size):
+        extra = {} if self.last_batch is None else {"last_batch": self.last_batch}
+        for outputs in self.reader.next_epoch(batch_size=self.batch_size, **extra):
             result = self.fn(*outputs) if self.fn is not None else outputs
             state = self.reader.get_state() if track else None
             pending.append((result, state))

@@ -7,16 +7,21 @@ types that mean "this sample cannot be read"). The base class turns it into epoc
 * **Data epochs.** Data epoch ``e`` is one pass over the shard read in ``e`` (the shard advances
   every epoch unless ``stick_to_shard``), in a fresh permutation seeded by ``(seed, e)`` when
   shuffling. ``next_epoch()`` yields the rest of the current data epoch, cut into batches.
-* **Last batch.** ``"partial"`` (default): the last batch may be smaller; ``"drop"``: it is
-  dropped; ``"pad"`` (also ``pad_last_batch=True``): every shard is padded to
-  ``ceil(n / num_shards)`` samples and the last batch is completed, both by repeating the last
-  sample, so every rank yields the same number of full batches; ``"fill"``: the last batch is
-  topped up with the next data epoch's first samples (the reference's behaviour), so the next
-  call starts after them.
+* **Last batch.** ``"fill"`` (default, the reference's behaviour): every batch is full; the
+  reader is one continuous stream over the data epochs and one ``next_epoch()`` call yields
+  ``ceil(shard_size / batch_size)`` batches of it, the last one topped up with the next data
+  epoch's first samples (so the next call starts after them). Exact epochs, one pass over the
+  shard per call: ``"partial"`` (the last batch may be smaller), ``"drop"`` (it is dropped),
+  ``"pad"`` (also ``pad_last_batch=True``: every shard is padded to ``ceil(n / num_shards)``
+  samples and the last batch is completed, both by repeating the last sample, so every rank
+  yields the same number of full batches).
+* **Direct calls.** ``reader()`` returns the stream's next sample, ``reader(batch_size=N)`` its
+  next full batch, like the reference's readers; a reader is used either this way or through
+  ``next_epoch()``.
 * **State.** The reader's position is the next sample the *consumer* will get: a data epoch and
-  an index into that epoch's order. ``get_state()`` returns it (with the seed and sharding) as a
-  JSON-able :class:`ReaderState`; a fresh reader given that state continues exactly where the
-  consumer stopped.
+  an index into that epoch's order (with ``"fill"`` also how far the current call has come).
+  ``get_state()`` returns it (with the seed and sharding) as a JSON-able :class:`ReaderState`; a
+  fresh reader given that state continues exactly where the consumer stopped, in every mode.
 """
 
 from __future__ import annotations
@@ -139,6 +144,8 @@ _STATE_FIELDS: dict[str, tuple[type, str]] = {
     "seed": (int, "an integer in [0, 2**64)"),
     "epoch": (int, "an integer in [0, 2**62]"),
     "position": (int, "an integer in [0, 2**62]"),
+    "call": (int, "an integer in [0, 2**62]"),
+    "call_samples": (int, "an integer in [0, 2**62]"),
     "skipped": (int, "a non-negative integer"),
     "dataset_size": (int, "a positive integer"),
     "shard_id": (int, "a non-negative integer"),
@@ -252,7 +259,8 @@ def _produce(
     skip: bool,
     emit: Emit,
 ) -> None:
-    """Read one call's batches and emit ``(samples, sources, position, skipped)`` items.
+    """Read one exact epoch's batches (``last_batch`` not ``"fill"``) and emit
+    ``(samples, sources, position, skipped)`` items.
 
     Each item's position is where the consumer stands after receiving it; the last item carries
     the end position of the whole call (so an item is held back until the next one is known).
@@ -263,7 +271,6 @@ def _produce(
     sources: list[str | None] = []
     skipped = 0
     end = (epoch + 1, 0)
-    past_boundary = False
 
     def flush(position: tuple[int, int]) -> bool:
         nonlocal pending, samples, sources, skipped
@@ -279,9 +286,6 @@ def _produce(
             if item is None:
                 if not samples or last_batch == "drop":
                     break
-                if last_batch == "fill":
-                    past_boundary = True
-                    continue
                 while last_batch == "pad" and len(samples) < batch_size:
                     samples.append(tuple(a.copy() for a in samples[-1]))
                     sources.append(sources[-1])
@@ -297,12 +301,8 @@ def _produce(
                 continue
             samples.append(arrays)
             sources.append(dataset.source(index))
-            if len(samples) == batch_size:
-                if not flush(after):
-                    return
-                if past_boundary:
-                    end = after
-                    break
+            if len(samples) == batch_size and not flush(after):
+                return
     except BaseException:
         if pending is not None:  # deliver what was read before the failing sample
             emit(tuple(pending))
@@ -315,6 +315,54 @@ def _produce(
         emit(([], [], end, skipped))
 
 
+def _produce_stream(
+    plan: EpochPlan,
+    dataset: Dataset,
+    start: tuple[int, int],
+    batch_size: int,
+    batches: int,
+    skip: bool,
+    emit: Emit,
+) -> None:
+    """Read ``batches`` full batches from the continuous stream of data epochs starting at
+    ``start`` (``last_batch="fill"`` and direct calls) and emit them like :func:`_produce`.
+
+    Unreadable samples (``skip``) are replaced by the following ones; when a whole data epoch's
+    worth of consecutive samples fails, the call ends early instead of looping forever.
+    """
+    samples: list[tuple[np.ndarray, ...]] = []
+    sources: list[str | None] = []
+    skipped = run = made = 0
+    position = start
+    limit = max(plan.size, 1)
+    if batches <= 0:
+        return
+    for item in _stream(plan, start[0], start[1], False):
+        if item is None:
+            continue
+        index, position = item
+        try:
+            arrays = dataset.read(index)
+        except dataset.read_errors:
+            if not skip:
+                raise
+            skipped += 1
+            run += 1
+            if run >= limit:  # nothing readable left: end the call rather than spin
+                break
+            continue
+        run = 0
+        samples.append(arrays)
+        sources.append(dataset.source(index))
+        if len(samples) == batch_size:
+            made += 1
+            if not emit((samples, sources, position, skipped)) or made == batches:
+                return
+            samples, sources, skipped = [], [], 0
+    if samples or skipped:  # ended early: what was read still reaches the consumer
+        emit((samples, sources, position, skipped))
+
+
 def _plain_arg(name: str, value: Any) -> Any:
     """Constructor arguments: no batches; 0-D CPU tensors become Python scalars."""
     if isinstance(value, Batch):
@@ -324,6 +372,41 @@ def _plain_arg(name: str, value: Any) -> Any:
     if isinstance(value, Tensor) and value.ndim == 0:
         return value.item()
     return value
+
+
+def as_path(value: Any, name: str, reader: str) -> str:
+    """A path argument (``str``, ``bytes`` or ``os.PathLike``) as ``str``.
+
+    Examples
+    --------
+    >>> import pathlib
+    >>> as_path(pathlib.Path("a") / "b", "file_root", "File")
+    'a/b'
+    """
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return os.fsdecode(value)
+    raise InvalidTypeError(
+        f"readers.{reader}: {name} must be a path (str or os.PathLike), got {type(value).__name__}."
+    )
+
+
+def as_paths(value: Any, name: str, reader: str) -> list[str]:
+    """A path-list argument: one path or a sequence of paths, as a list of ``str``.
+
+    Examples
+    --------
+    >>> import pathlib
+    >>> as_paths([pathlib.Path("a"), "b"], "files", "File")
+    ['a', 'b']
+    """
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return [os.fsdecode(value)]
+    if not isinstance(value, Sequence):
+        raise InvalidTypeError(
+            f"readers.{reader}: {name} must be a path or a list of paths, "
+            f"got {type(value).__name__}."
+        )
+    return [as_path(v, name, reader) for v in value]
 
 
 def _positive_int(name: str, value: Any, allow_none: bool = True) -> int | None:
@@ -388,6 +471,7 @@ class Reader:
         self._initial_fill = _positive_int("initial_fill", args["initial_fill"])
         self._depth = _positive_int("prefetch_queue_depth", args["prefetch_queue_depth"], False)
         self._last_batch = self._resolve_last_batch(args["last_batch"], args["pad_last_batch"])
+        self._last_batch_explicit = args["last_batch"] is not None or bool(args["pad_last_batch"])
         if on_error not in ("raise", "skip"):
             raise InvalidArgumentError(f"on_error must be 'raise' or 'skip' (got {on_error!r}).")
         self._skip = on_error == "skip"
@@ -397,17 +481,19 @@ class Reader:
         self._seed_given = seed is not None and int(seed) >= 0
         self._seed = int(seed) & _MASK64 if self._seed_given else None
         self._checkpointing = bool(enable_checkpointing)
-        self._style: str | None = None  # "samples" or "batches", fixed by the first epoch
+        self._style: str | None = None  # "samples", "batches" or "_run", fixed by the first use
         self._batch_size: int | None = None
         self._started = False
-        self._epoch = 0
-        self._pos = 0
+        self._epoch = 0  # data epoch of the next sample the consumer gets
+        self._pos = 0  # its index in that data epoch's order
+        self._call = 0  # next_epoch() calls finished ("fill" counts its batches per call)
+        self._call_samples = 0  # samples the consumer got in the current call
         self._skipped = 0
 
     @staticmethod
     def _resolve_last_batch(last_batch: str | None, pad_last_batch: bool) -> str:
         if last_batch is None:
-            return "pad" if pad_last_batch else "partial"
+            return "pad" if pad_last_batch else "fill"
         sh.check_last_batch(last_batch)
         if pad_last_batch and last_batch != "pad":
             raise InvalidArgumentError(
@@ -462,15 +548,20 @@ class Reader:
             Capture mode: trace the first step, then run the recorded operator calls ahead of
             the loop body in a background pipeline (needs ``batch_size``; see
             ``headrace.capture``). ``compile=True`` is the older spelling.
-        last_batch : {"partial", "drop", "pad", "fill"}, optional
-            Overrides the reader's last-batch mode for this epoch.
+        last_batch : {"fill", "partial", "drop", "pad"}, optional
+            Keyword-only; overrides the reader's last-batch mode for this call. ``"fill"`` (the
+            default, as the reference) keeps every batch full by topping the last one up from
+            the next epoch; ``"partial"``, ``"drop"`` and ``"pad"`` give exact epochs (one call
+            is one pass over the shard).
 
         Examples
         --------
         >>> from headrace.readers import File
-        >>> r = File(files=[__file__], labels=[7])
-        >>> [int(lab.item()) for _, lab in r.next_epoch()]
-        [7]
+        >>> r = File(files=[__file__] * 3, labels=[0, 1, 2])
+        >>> [lab.torch().flatten().tolist() for _, lab in r.next_epoch(batch_size=2)]
+        [[0, 1], [2, 0]]
+        >>> [lab.torch().flatten().tolist() for _, lab in r.next_epoch(2, last_batch="partial")]
+        [[1, 2]]
         """
         capture = capture or compile
         if capture:
@@ -513,6 +604,8 @@ class Reader:
         mode = self._last_batch if last_batch is None else sh.check_last_batch(last_batch)
         self._close_active()
         self._style, self._batch_size, self._started = style, bs, True
+        if mode == "fill" and bs is None:
+            mode = "partial"  # one sample at a time: the same samples, exact epochs
         gen = self._iterate(bs or 1, mode, bs is not None)
         self._active = weakref.ref(gen)
         return gen
@@ -523,32 +616,142 @@ class Reader:
             gen.close()
         self._active = None
 
+    def _call_size(self) -> int:
+        """Samples the current ``"fill"`` call yields in all: its shard's size."""
+        n, k = len(self._dataset), self._num_shards
+        shard = sh.shard_for_epoch(self._shard_id, self._call, k, self._stick_to_shard)
+        lo, hi = sh.shard_bounds(n, k, shard)
+        return hi - lo
+
+    def _batches_left(self, batch_size: int, last_batch: str | None = None) -> int:
+        """Batches the next ``next_epoch(batch_size, last_batch=...)`` call yields (without
+        unreadable samples): what is left of the current call or data epoch."""
+        mode = self._last_batch if last_batch is None else sh.check_last_batch(last_batch)
+        if mode == "fill":
+            left = self._call_size() - self._call_samples
+            return max(0, -(-left // batch_size))
+        n, k = len(self._dataset), self._num_shards
+        if mode == "pad":
+            size = sh.padded_shard_size(n, k)
+        else:
+            shard = sh.shard_for_epoch(self._shard_id, self._epoch, k, self._stick_to_shard)
+            lo, hi = sh.shard_bounds(n, k, shard)
+            size = hi - lo
+        return sh.num_batches(max(0, size - self._pos), batch_size, mode)
+
     def _iterate(
         self, batch_size: int, last_batch: str, batch_mode: bool
     ) -> Generator[tuple[Any, ...], None, None]:
         call_epoch = self._epoch
-        produce = partial(
-            _produce,
-            self._plan(),
-            self._dataset,
-            (self._epoch, self._pos),
-            batch_size,
-            last_batch,
-            self._skip,
-        )
+        start = (self._epoch, self._pos)
+        fill = last_batch == "fill"
+        if fill:
+            produce = partial(
+                _produce_stream, self._plan(), self._dataset, start, batch_size,
+                self._batches_left(batch_size, "fill"), self._skip,
+            )  # fmt: skip
+        else:
+            produce = partial(
+                _produce, self._plan(), self._dataset, start, batch_size, last_batch, self._skip
+            )
         prefetcher = Producer(produce, self._depth or 2, f"headrace-reader-{self._name}")
         self._prefetcher = prefetcher
+        call_size = self._call_size() if fill else 0
+        done = rolled = False
         try:
             while (item := prefetcher.get()) is not END:
                 samples, sources, (self._epoch, self._pos), skipped = item
                 self._skipped += skipped
                 if samples:
+                    self._call_samples += len(samples)
+                    if fill and self._call_samples >= call_size:  # the call's last batch
+                        self._call, self._call_samples, rolled = self._call + 1, 0, True
                     yield self._wrap(samples, sources, batch_mode)
+            done = True
         finally:
             prefetcher.stop()
             self._prefetcher = None
-            if self._epoch <= call_epoch:  # left early (break or error): next call is clean
+            # left early (break or error): the next call starts with the next data epoch
+            if not fill and self._epoch <= call_epoch:
                 self._epoch, self._pos = call_epoch + 1, 0
+            elif fill and not done and self._pos > 0:
+                self._epoch, self._pos = self._epoch + 1, 0
+            if fill:
+                if not rolled:
+                    self._call, self._call_samples = self._call + 1, 0
+            else:
+                self._call, self._call_samples = self._epoch, 0
+
+    # --- direct calls, as the reference's readers ------------------------------------------
+    def __call__(self, *, batch_size: int | None = None) -> tuple[Any, ...]:
+        """Read the next sample, or the next batch of ``batch_size`` samples.
+
+        The reader is one continuous stream: calls go on across epoch boundaries (every batch is
+        full) and shards advance with the data epochs, as with ``last_batch="fill"``.
+        ``get_state``/``set_state`` work as with :meth:`next_epoch`; a reader is used either by
+        direct calls or by ``next_epoch()``, not both (``RuntimeError``).
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Samples in the batch; without it the call returns one sample. Fixed by the first
+            batch call (at most ``max_batch_size`` when given).
+
+        Returns
+        -------
+        tuple
+            One :class:`Tensor` per output (no ``batch_size``) or one :class:`Batch` per output.
+
+        Examples
+        --------
+        >>> from headrace.readers import File
+        >>> r = File(files=[__file__] * 3, labels=[0, 1, 2])
+        >>> data, label = r()
+        >>> int(label.item())
+        0
+        >>> data, label = r(batch_size=3)
+        >>> label.torch().flatten().tolist()
+        [1, 2, 0]
+        """
+        if getattr(self, "_capture_invalid", False):
+            raise RuntimeError(INVALID_READER)
+        if getattr(self, "_capture", None) is not None or (
+            self._style is not None and self._style != "_run"
+        ):
+            raise RuntimeError(_MIX_ERROR)
+        bs = None if batch_size is None else _plain_arg("batch_size", batch_size)
+        if bs is not None:
+            bs = _positive_int("batch_size", bs, False)
+            if self._batch_size is None:
+                if self._max_batch_size is not None and bs > self._max_batch_size:
+                    raise InvalidArgumentError(
+                        f"`batch_size` {bs} is larger than the `max_batch_size` "
+                        f"{self._max_batch_size} given at construction."
+                    )
+                self._batch_size = bs
+            elif bs != self._batch_size:
+                raise InvalidArgumentError(
+                    f"`batch_size` {bs} is different than the `max_batch_size` "
+                    f"{self._batch_size} used in the previous call"
+                )
+        self._style, self._started = "_run", True
+        items: list[Any] = []
+        _produce_stream(
+            self._plan(), self._dataset, (self._epoch, self._pos), bs or 1, 1, self._skip,
+            lambda item: items.append(item) or True,
+        )  # fmt: skip
+        samples: list[Any] = []
+        sources: list[str | None] = []
+        for got, srcs, (self._epoch, self._pos), skipped in items:
+            samples += got
+            sources += srcs
+            self._skipped += skipped
+        if len(samples) < (bs or 1):
+            raise RuntimeError(
+                f"Reader {self._name!r}: no readable sample left (every sample of a data epoch "
+                "failed with on_error='skip')."
+            )
+        return self._wrap(samples, sources, bs is not None)
 
     def _wrap(
         self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
@@ -624,6 +827,8 @@ class Reader:
             seed=self._seed,
             epoch=self._epoch,
             position=self._pos,
+            call=self._call,
+            call_samples=self._call_samples,
             shard_id=self._shard_id,
             num_shards=self._num_shards,
             stick_to_shard=self._stick_to_shard,
@@ -671,6 +876,7 @@ class Reader:
                 f"{type(self).__qualname__}."
             )
         seed, epoch, pos, skipped = s["seed"], s["epoch"], s["position"], s["skipped"]
+        call, call_samples = s["call"], s["call_samples"]
         shuffled = self._random_shuffle or self._global_shuffle
         if shuffled and self._seed_given and seed != self._seed:
             raise InvalidArgumentError(
@@ -686,6 +892,7 @@ class Reader:
                 f"{epoch}, which has {length} samples in this shard (positions 0-{length - 1})."
             )
         self._seed, self._epoch, self._pos, self._skipped = seed, epoch, pos, skipped
+        self._call, self._call_samples = call, call_samples
         self._checkpointing = True
 
     def _state_identity(self) -> dict[str, Any]:
@@ -733,4 +940,4 @@ class Reader:
         return f"readers.{type(self).__name__}(name={self._name!r}, size={len(self._dataset)})"
 
 
-__all__ = ["Dataset", "EpochPlan", "Reader", "ReaderState"]
+__all__ = ["Dataset", "EpochPlan", "Reader", "ReaderState", "as_path", "as_paths"]

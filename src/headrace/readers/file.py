@@ -12,11 +12,12 @@ import numpy as np
 
 from headrace._core.dtype import int32, uint8
 from headrace._core.errors import HeadraceError, InvalidArgumentError, InvalidTypeError
-from headrace.readers._base import Reader
+from headrace.readers._base import Reader, as_path, as_paths
 
+#: The reference's default ``file_filters``: image and audio files.
 DEFAULT_FILE_FILTERS = (
     "*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", "*.pnm", "*.ppm", "*.pgm",
-    "*.pbm", "*.jp2", "*.webp",
+    "*.pbm", "*.jp2", "*.webp", "*.flac", "*.ogg", "*.wav",
 )  # fmt: skip
 
 
@@ -69,9 +70,13 @@ def _matches(name: str, filters: Sequence[str], case_sensitive: bool) -> bool:
 
 
 def scan_folder(
-    root: str, filters: Sequence[str], case_sensitive: bool = False
+    root: str,
+    filters: Sequence[str],
+    case_sensitive: bool = False,
+    dir_filters: Sequence[str] | None = None,
 ) -> tuple[list[str], list[int]]:
-    """Files directly inside each sub-folder of ``root``; label = index of the sorted sub-folder.
+    """Files directly inside each sub-folder of ``root``; label = index of the sorted sub-folder
+    (among those matching ``dir_filters`` when given).
 
     Examples
     --------
@@ -84,7 +89,11 @@ def scan_folder(
     """
     if not os.path.isdir(root):
         raise _fail(root, "file_root does not exist or is not a folder")
-    classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    classes = sorted(
+        e.name
+        for e in os.scandir(root)
+        if e.is_dir() and (dir_filters is None or _matches(e.name, dir_filters, case_sensitive))
+    )
     paths: list[str] = []
     labels: list[int] = []
     for label, cls in enumerate(classes):
@@ -97,7 +106,10 @@ def scan_folder(
         paths += [os.path.join(folder, n) for n in names]
         labels += [label] * len(names)
     if not paths:
-        raise _fail(root, f"no files matching {list(filters)} in the sub-folders of file_root")
+        where = "sub-folders"
+        if dir_filters is not None:
+            where += f" matching {list(dir_filters)}"
+        raise _fail(root, f"no files matching {list(filters)} in the {where} of file_root")
     return paths, labels
 
 
@@ -130,9 +142,9 @@ def parse_file_list(file_list: str, root: str | None) -> tuple[list[str], list[i
 
 
 def _explicit_files(files: Any, labels: Any, root: str | None) -> tuple[list[str], list[int]]:
-    if isinstance(files, (str, bytes)) or not isinstance(files, Sequence):
+    if isinstance(files, (str, bytes, os.PathLike)) or not isinstance(files, Sequence):
         raise InvalidTypeError(f"readers.File: files must be a list of paths (got {files!r}).")
-    paths = [os.path.join(root, os.fsdecode(p)) if root else os.fsdecode(p) for p in files]
+    paths = [os.path.join(root, p) if root else p for p in as_paths(files, "files", "File")]
     if not paths:
         raise InvalidArgumentError("readers.File: files is empty.")
     if labels is None:
@@ -157,16 +169,25 @@ class File(Reader):
     ----------
     max_batch_size, name, device, num_inputs
         As every reader (``max_batch_size`` is the default ``next_epoch`` batch size).
-    file_root : str, optional
-    file_list : str, optional
-    files : list of str, optional
+    file_root : str or os.PathLike, optional
+    file_list : str or os.PathLike, optional
+    files : list of str or os.PathLike, optional
     labels : list of int, optional
     file_filters : list of str, optional
-        Glob patterns (case-insensitive unless ``case_sensitive_filter``); default: common image
-        extensions.
+        Glob patterns for the files in the sub-folders of ``file_root`` (case-insensitive unless
+        ``case_sensitive_filter``); default: the reference's list, :data:`DEFAULT_FILE_FILTERS`
+        (images, and ``*.flac``, ``*.ogg``, ``*.wav`` audio).
+    dir_filters : list of str, optional
+        Glob patterns selecting the sub-folders of ``file_root`` (labels count the selected ones).
+    case_sensitive_filter : bool
+        Match ``file_filters`` and ``dir_filters`` case-sensitively.
     shuffle_after_epoch : bool
         Shuffle the whole dataset (before sharding) in every epoch with a permutation seeded by
-        ``(seed, epoch)``, the same on every rank. Excludes ``random_shuffle``, ``stick_to_shard``.
+        ``(shuffle_after_epoch_seed, epoch)``, the same on every rank. Excludes
+        ``random_shuffle``, ``stick_to_shard``.
+    shuffle_after_epoch_seed : int, optional
+        Seed of that shuffle (default: ``seed`` when given, else a fixed seed, so every run and
+        every rank shuffles alike).
     **kwargs
         Common reader arguments: ``shard_id``, ``num_shards``, ``stick_to_shard``,
         ``pad_last_batch``, ``random_shuffle``, ``seed``, ``prefetch_queue_depth``,
@@ -190,23 +211,36 @@ class File(Reader):
         device: Any = "cpu",
         num_inputs: int | None = None,
         *,
-        file_root: str | None = None,
-        file_list: str | None = None,
-        files: Sequence[str] | None = None,
+        file_root: str | os.PathLike[str] | None = None,
+        file_list: str | os.PathLike[str] | None = None,
+        files: Sequence[str | os.PathLike[str]] | None = None,
         labels: Sequence[int] | None = None,
         file_filters: Sequence[str] | str | None = None,
+        dir_filters: Sequence[str] | str | None = None,
         case_sensitive_filter: bool = False,
         shuffle_after_epoch: bool = False,
+        shuffle_after_epoch_seed: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(max_batch_size, name, device, num_inputs, **kwargs)
+        if shuffle_after_epoch_seed is not None:
+            if isinstance(shuffle_after_epoch_seed, bool) or not isinstance(
+                shuffle_after_epoch_seed, (int, np.integer)
+            ):
+                raise InvalidTypeError(
+                    "readers.File: shuffle_after_epoch_seed must be an integer "
+                    f"(got {type(shuffle_after_epoch_seed).__name__})."
+                )
+            if shuffle_after_epoch:
+                self._seed = int(shuffle_after_epoch_seed) & ((1 << 64) - 1)
+                self._seed_given = True
         if shuffle_after_epoch and (self._random_shuffle or self._stick_to_shard):
             raise InvalidArgumentError(
                 "readers.File: shuffle_after_epoch cannot be combined with random_shuffle or "
                 "stick_to_shard."
             )
         self._global_shuffle = bool(shuffle_after_epoch)
-        root = os.fsdecode(file_root) if file_root is not None else None
+        root = as_path(file_root, "file_root", "File") if file_root is not None else None
         if file_list is not None and files is not None:
             raise InvalidArgumentError("readers.File: give either file_list or files, not both.")
         if labels is not None and files is None:
@@ -214,10 +248,13 @@ class File(Reader):
         if files is not None:
             paths, labs = _explicit_files(files, labels, root)
         elif file_list is not None:
-            paths, labs = parse_file_list(os.fsdecode(file_list), root)
+            paths, labs = parse_file_list(as_path(file_list, "file_list", "File"), root)
         elif root is not None:
             filters = [file_filters] if isinstance(file_filters, str) else file_filters
-            paths, labs = scan_folder(root, filters or DEFAULT_FILE_FILTERS, case_sensitive_filter)
+            dirs = [dir_filters] if isinstance(dir_filters, str) else dir_filters
+            paths, labs = scan_folder(
+                root, filters or DEFAULT_FILE_FILTERS, bool(case_sensitive_filter), dirs
+            )
         else:
             raise InvalidArgumentError(
                 "readers.File: give file_root, file_list or files to say what to read."

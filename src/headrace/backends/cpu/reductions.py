@@ -1,0 +1,83 @@
+"""NumPy kernel of the reductions (``ops/reductions.py``): one pixel kernel, ``reduce``.
+
+Float outputs accumulate in float64 and round once to float32 (the reference accumulates
+float32 in a tree, so the two agree to an ulp or so). Integer outputs follow the reference
+exactly: the sum accumulates in the output type (wrapping), and a mean is
+``trunc(float32(acc) * float32(1 / N))`` (then ``sqrt`` in float32 for ``rms``).
+
+Examples
+--------
+>>> x = np.array([[1, 2, 250], [3, 4, 255]], np.uint8)
+>>> reduce(x, None, kind="mean", axes=(0,), keep_dims=False, dtype=np.dtype("uint8")).tolist()
+[2, 3, 124]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from headrace.backends.common import mean_scale, reduction_identity
+
+
+def _int_mean(acc: np.ndarray, n: int, root: bool, dt: np.dtype) -> np.ndarray:
+    """``trunc(float32(acc) / N)`` (``sqrt`` first for ``root``), as the reference computes."""
+    f = np.asarray(acc).astype(np.float32) * mean_scale(n)
+    if root:
+        f = np.sqrt(f)
+    f = np.nan_to_num(np.trunc(f), nan=0.0, posinf=0.0, neginf=0.0)
+    return f.astype(dt)
+
+
+def reduce(
+    x: np.ndarray,
+    layout: str | None,
+    *,
+    kind: str,
+    axes: tuple[int, ...],
+    keep_dims: bool,
+    dtype: np.dtype,
+    ddof: int = 0,
+    mean: Any = None,
+) -> np.ndarray:
+    """``kind`` of ``x`` over ``axes`` as ``dtype`` (see the module docstring)."""
+    n = math.prod(x.shape[a] for a in axes)
+    dt = np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        if kind in ("min", "max"):
+            if n == 0:
+                shape = tuple(1 if d in axes else e for d, e in enumerate(x.shape))
+                out = np.full(shape, reduction_identity(kind, dt), dt)
+            else:
+                out = (np.min if kind == "min" else np.max)(x, axis=axes, keepdims=True)
+        elif dt.kind == "f":
+            out = _float_stat(x, kind, axes, n, ddof, mean).astype(dt)
+        else:
+            xi = x.astype(dt)
+            if kind != "sum":
+                xi = np.multiply(xi, xi) if kind != "mean" else xi
+            acc = np.sum(xi, axis=axes, dtype=dt, keepdims=True)
+            out = acc if kind == "sum" else _int_mean(acc, n, kind == "rms", dt)
+        if not keep_dims:
+            out = np.asarray(out).reshape(tuple(e for d, e in enumerate(x.shape) if d not in axes))
+    out = np.asarray(out)
+    return out if out.flags.c_contiguous else out.copy()  # (ascontiguousarray makes 0-D 1-D)
+
+
+def _float_stat(
+    x: np.ndarray, kind: str, axes: tuple[int, ...], n: int, ddof: int, mean: Any
+) -> np.ndarray:
+    """The statistic in float64, with the reduced axes kept."""
+    xd = x.astype(np.float64)
+    if kind == "sum":
+        return np.sum(xd, axis=axes, keepdims=True)
+    if kind in ("std_dev", "variance"):
+        kept = tuple(1 if d in axes else e for d, e in enumerate(x.shape))
+        m = np.asarray(mean, dtype=np.float64)
+        d = xd - (m.reshape(kept) if m.size != 1 else m.reshape(()))
+        var = np.sum(d * d, axis=axes, keepdims=True) / np.float64(n - ddof)
+        return np.sqrt(var) if kind == "std_dev" else var
+    s = np.sum(xd if kind == "mean" else xd * xd, axis=axes, keepdims=True) / np.float64(n)
+    return np.sqrt(s) if kind == "rms" else s

@@ -1,0 +1,44 @@
+"""Torch kernels of the batch and type utilities (``ops/utilities.py``): the generic kernels of
+:mod:`headrace.backends.generic_utilities` bound to :class:`TorchUtilityXP`.
+
+``batch_permutation`` runs on the CPU only (as in the reference), so it has no kernel here.
+
+Examples
+--------
+>>> TorchUtilityXP.view(torch.arange(4, dtype=torch.uint8), _dt.int16, (2,)).tolist()
+[256, 770]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from headrace._core import dtype as _dt
+from headrace.backends import generic_utilities as U
+from headrace.backends.generic_misc import bind
+from headrace.backends.torch.misc import TorchXP
+
+
+class TorchUtilityXP(TorchXP):
+    """:class:`~headrace.backends.generic_utilities.UtilityOps` for torch tensors."""
+
+    @staticmethod
+    def view(a: torch.Tensor, dt: _dt.DType, shape: tuple[int, ...]) -> torch.Tensor:
+        return a.contiguous().reshape(-1).view(_dt.to_torch_dtype(dt)).reshape(shape)
+
+    @staticmethod
+    def take(a: torch.Tensor, index: Sequence[int]) -> torch.Tensor:
+        return a[torch.as_tensor(list(index), dtype=torch.int64, device=a.device)]
+
+
+permute_batch = bind(U.permute_batch, TorchUtilityXP)
+cast_like = bind(U.cast_like, TorchUtilityXP)
+zeros_like = bind(U.zeros_like, TorchUtilityXP)
+ones_like = bind(U.ones_like, TorchUtilityXP)
+full_like = bind(U.full_like, TorchUtilityXP)
+reinterpret = bind(U.reinterpret, TorchUtilityXP)
+get_property = bind(U.get_property, TorchUtilityXP)
+element_extract = bind(U.element_extract, TorchUtilityXP)
+sequence_rearrange = bind(U.sequence_rearrange, TorchUtilityXP)
