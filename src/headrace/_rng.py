@@ -61,18 +61,25 @@ def _parse_state(value: Any) -> tuple[int, int]:
         raise InvalidTypeError(
             f"RNG: a state must be an RNGState, a dict or its string (got {type(value).__name__})."
         )
+    kind = value.get("kind", "RNG")
+    if kind != "RNG":
+        raise InvalidArgumentError(
+            f"RNG: the state is not a random generator's (its kind is {kind!r}); restore it into "
+            "the object it was saved from."
+        )
     if value.get("version") != STATE_VERSION:
         raise InvalidArgumentError(
             f"RNG: unsupported state version {value.get('version')!r} "
             f"(this headrace writes version {STATE_VERSION})."
         )
-    try:
-        seed, pos = int(value["seed"]), int(value["position"])
-    except (KeyError, TypeError, ValueError):
-        raise InvalidArgumentError("RNG: a state needs integer 'seed' and 'position'.") from None
-    if pos < 0:
-        raise InvalidArgumentError(f"RNG: negative position {pos} in state.")
-    return seed & _MASK64, pos
+    seed, pos = value.get("seed"), value.get("position")
+    for name, v, hi in (("seed", seed, _MASK64), ("position", pos, None)):
+        if type(v) is not int or v < 0 or (hi is not None and v > hi):
+            top = "2**64" if hi is not None else "infinity"
+            raise InvalidArgumentError(
+                f"RNG: a state needs an integer {name!r} in [0, {top}) (got {v!r})."
+            )
+    return seed, pos  # type: ignore[return-value]
 
 
 class RNG:

@@ -14,6 +14,14 @@ Restoring: build fresh objects, :meth:`Checkpoint.load` (or ``deserialize``), th
 ``register`` each object; its saved state is applied at registration. A restored reader's first
 ``next_epoch()`` yields the rest of the interrupted epoch.
 
+A state never resumes silently on the wrong data or at a wrong place: every field is checked for
+its type and range (a position inside its epoch), and a reader's state carries a fingerprint of
+its data set (the samples' sources in order, their common directory left out, so a moved data
+set still matches) and its shuffling, sharding and last-batch settings; a reader built on other
+files, on the same files in another order, or with other settings refuses it with a
+``ValueError`` naming the field. A save also removes the temporary files that interrupted
+(killed) saves to the same pattern left behind.
+
 Examples
 --------
 >>> import headrace as ndd

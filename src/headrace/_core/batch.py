@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.entry import op as _op
-from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.errors import BatchSizeMismatchError, InvalidArgumentError, InvalidTypeError
 from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
@@ -55,10 +56,12 @@ class Batch(ArithmeticMixin, DeviceMixin):
         "_device",
         "_dtype",
         "_external",
+        "_kept",
         "_layout",
         "_samples",
         "_sources",
         "_src",
+        "_step",
     )
     _is_batch = True  # lets tensor.py recognise batches without importing this module
 
@@ -79,6 +82,8 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._dense: Any = None
         self._external = False
         self._sources: list[str | None] | None = None
+        self._kept: tuple[int, ...] | None = None
+        self._step: Step | None = None
         if invocation_result is not None:
             inv, out_idx, bs, meta_dtype, meta_layout, dev = invocation_result
             self._src = (inv, out_idx)
@@ -149,6 +154,8 @@ class Batch(ArithmeticMixin, DeviceMixin):
         b._src = None
         b._external = False
         b._sources = None
+        b._kept = None
+        b._step = None
         return b
 
     # --- lazy evaluation -------------------------------------------------------------------
@@ -166,6 +173,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._samples = out._samples
         self._bs = out._bs
         self._sources = out._sources
+        self._kept = out._kept
         self._dense = out._dense
         self._dtype = out._dtype
         self._layout = out._layout
@@ -217,6 +225,28 @@ class Batch(ArithmeticMixin, DeviceMixin):
         """Shapes of the samples, one tuple per sample."""
         return [tuple(s.shape) for s in self._resolved()]
 
+    @property
+    def kept(self) -> tuple[int, ...] | None:
+        """Which input samples a decoder with ``on_error="skip"`` kept (their indices, in order).
+
+        ``None`` for every other batch. Use it to keep the other outputs of the same reader step
+        aligned with the decoded images: ``labels = labels.select(images.kept)``. Until that is
+        done, using those other outputs raises :class:`~headrace.BatchSizeMismatchError` once a
+        sample was dropped (see :class:`Step`).
+
+        Examples
+        --------
+        >>> import numpy as np, cv2, headrace as ndd
+        >>> png = cv2.imencode(".png", np.zeros((2, 2, 3), np.uint8))[1].ravel()
+        >>> files = ndd.batch([png, np.zeros(5, np.uint8), png])
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ndd.decoders.image(files, on_error="skip").kept
+        (0, 2)
+        """
+        if self._samples is None:
+            self._resolve()
+        return self._kept
+
     # --- sample selection ------------------------------------------------------------------
     @property
     def tensors(self) -> _TensorsView:
@@ -227,6 +257,8 @@ class Batch(ArithmeticMixin, DeviceMixin):
         """A sample (int index) or a sub-batch (slice or list of indices)."""
         if index is Ellipsis:
             return self
+        if self._step is not None:
+            self._step.check(self, index)
         samples = self._resolved()
         if isinstance(index, (int, np.integer)):
             i = int(index)
@@ -245,6 +277,8 @@ class Batch(ArithmeticMixin, DeviceMixin):
         return b
 
     def __iter__(self) -> Iterator[Tensor]:
+        if self._step is not None:
+            self._step.check(self)
         samples = self._resolved()
         for i in range(len(samples)):
             yield self.select(i)  # type: ignore[misc]
@@ -316,6 +350,79 @@ class Batch(ArithmeticMixin, DeviceMixin):
             t = Tensor(t, dtype=dtype, device=device)
         arr = t._resolved_data()
         return Batch._wrap([arr] * batch_size, t._dtype, t._layout, t._device)
+
+
+class Step:
+    """The batches a reader yielded together in one step, so that none can be misaligned.
+
+    A decoder called with ``on_error="skip"`` on one of them drops undecodable samples from
+    its output. The step then remembers which samples it dropped, and the step's other batches
+    (labels, the encoded files) refuse to be used — iterated, indexed, converted, passed to an
+    operator — with :class:`~headrace.BatchSizeMismatchError`, until they are aligned with
+    ``batch.select(images.kept)``. A pairing of an image with another image's label is thus
+    an error, never a silent mistake.
+
+    Examples
+    --------
+    >>> import numpy as np, headrace as ndd
+    >>> step, labels = Step(), ndd.batch([np.int32(0), np.int32(1), np.int32(2)])
+    >>> labels._step = step
+    >>> step.record("decoders.image", 3, (0, 2), ["a.jpg", "b.jpg", "c.jpg"])
+    >>> [int(x) for x in labels.select([0, 2])]
+    [0, 2]
+    >>> list(labels)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    headrace._core.errors.BatchSizeMismatchError: This batch of 3 samples ... dropped sample 1 ...
+    """
+
+    __slots__ = ("drops", "pending")
+
+    def __init__(self) -> None:
+        self.pending: list[weakref.ref[Batch]] = []
+        #: ``(op, batch size, kept indices, sources)`` of every decode that dropped samples
+        self.drops: list[tuple[str, int, tuple[int, ...], list[str | None] | None]] = []
+
+    def watch(self, result: Batch) -> None:
+        """Remember the (lazy) output of a skipping decoder fed from this step."""
+        self.pending.append(weakref.ref(result))
+
+    def record(
+        self, op: str, n: int, kept: tuple[int, ...], sources: list[str | None] | None
+    ) -> None:
+        """Called by the decode kernel when it dropped samples of a batch of this step."""
+        self.drops.append((op, n, tuple(kept), sources))
+
+    def check(self, b: Batch, index: Any = None) -> None:
+        """Raise if a decoder dropped samples of this step (``index``: a selection that is
+        exactly a decoder's ``kept`` is the alignment itself, and allowed)."""
+        if self.pending:
+            pending, self.pending = self.pending, []
+            for ref in pending:  # wait for the skipping decoders fed from this step
+                r = ref()
+                if r is not None and r._samples is None:
+                    try:
+                        r._resolve()
+                    except Exception:  # it surfaces where the images are used
+                        pass
+        if not self.drops:
+            return
+        if index is not None and isinstance(index, (list, tuple, range, np.ndarray)):
+            want = tuple(int(i) for i in index)
+            if any(want == kept for _, _, kept, _ in self.drops):
+                return
+        op, n, kept, sources = self.drops[0]
+        dropped = [i for i in range(n) if i not in set(kept)]
+        what = ", ".join(
+            f"{i}" + (f" ({sources[i]!r})" if sources and i < len(sources) and sources[i] else "")
+            for i in dropped[:5]
+        ) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+        raise BatchSizeMismatchError(
+            f"This batch of {b._bs} samples comes from the same reader step as the input of "
+            f'{op}(on_error="skip"), which dropped sample{"s" if len(dropped) > 1 else ""} '
+            f"{what}; its samples no longer line up with that decoder's output. Align it first: "
+            "`batch = batch.select(images.kept)`, where `images` is the decoder's output."
+        )
 
 
 class _TensorsView:
@@ -398,6 +505,8 @@ def _import_samples(
 ) -> tuple[list[Any], _dt.DType | None, str | None, Any, bool, bool]:
     """(samples, dtype, layout, dense, copied, external) for the accepted inputs."""
     if isinstance(tensors, Batch):
+        if tensors._step is not None:
+            tensors._step.check(tensors)
         s = tensors._resolved()
         return list(s), tensors._dtype, tensors._layout, tensors._dense, False, tensors._external
     if (
@@ -481,6 +590,8 @@ def _is_python(x: Any) -> bool:
 
 def dense_storage(b: Batch, *, pad: bool, allow_copy: bool = True) -> tuple[Any, bool]:
     """One array ``(N, ...)`` holding the batch; returns (array, copied)."""
+    if b._step is not None:
+        b._step.check(b)
     samples = b._resolved()
     if b._dense is not None:
         return b._dense, False

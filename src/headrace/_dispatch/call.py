@@ -78,7 +78,7 @@ def dispatch(
         r = loop.on_call(schema, inputs, device, batch_size, rng, kwargs)
         if r is not NOT_CAPTURED:
             return r
-    b = _bind_inputs(schema, inputs, batch_size)
+    b = _bind_inputs(schema, inputs, batch_size, kwargs.get("on_error") == "skip")
     vals, lazy_args = _bind_args(schema, kwargs, b, batch_size)
     if b.n is None:
         b.n = 1
@@ -86,7 +86,11 @@ def dispatch(
     return _launch(schema, b, vals, lazy_args, dev, rng)
 
 
-def _bind_inputs(schema: OpSchema, inputs: Sequence[Any], batch_size: Any) -> _Bound:
+def _bind_inputs(
+    schema: OpSchema, inputs: Sequence[Any], batch_size: Any, skips: bool = False
+) -> _Bound:
+    """The inputs; ``skips``: the op drops undecodable samples of input 0 (a decoder with
+    ``on_error="skip"``), which may then come from a reader step it already shrank."""
     name = schema.name
     b = _Bound()
     if batch_size is not None:
@@ -100,7 +104,9 @@ def _bind_inputs(schema: OpSchema, inputs: Sequence[Any], batch_size: Any) -> _B
             ins.append(None)
             continue
         if isinstance(x, Batch):
-            b.take_batch_size(name, x._bs, batch_size)
+            if x._step is not None and not (i == 0 and skips):
+                x._step.check(x)  # a skipping decoder dropped samples of its reader step
+            b.take_batch_size(name, x._bs if x._bs is not None else x.batch_size, batch_size)
         elif not isinstance(x, Tensor):
             x = _to_input(name, schema.inputs, i, x)
         b.external |= x._external
@@ -131,7 +137,9 @@ def _bind_args(
                     raise InvalidArgumentError(
                         f"{name}: argument {k!r} cannot vary per sample; pass one value."
                     )
-                b.take_batch_size(name, v._bs, batch_size)
+                if v._step is not None:
+                    v._step.check(v)
+                b.take_batch_size(name, v._bs if v._bs is not None else v.batch_size, batch_size)
             elif not isinstance(v, Tensor):  # torch tensors act like Tensors
                 v = Tensor._wrap(v, _st.dtype_of(v), None, _device_of(v))
             lazy_args.append((k, v))
@@ -304,6 +312,7 @@ def _as_input_batch(x: Tensor | Batch, n: int, dev: Device, schema: OpSchema) ->
             samples = [_st.move(s, want, x._dtype) for s in x._samples]  # type: ignore[union-attr]
             moved = Batch._wrap(samples, x._dtype, x._layout, want)
             moved._sources = x._sources
+            moved._step = x._step
             return moved
         return x
     arr = x._resolved_data()

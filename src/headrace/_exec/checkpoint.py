@@ -11,7 +11,9 @@ import json
 import os
 import re
 import secrets
+import socket
 import string
+import time
 from typing import Any, NamedTuple
 
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
@@ -37,6 +39,39 @@ class _Pattern(NamedTuple):
 
     def path(self, seq: int) -> str:
         return self.prefix + format(seq, self.spec) + self.suffix
+
+    def stale_temporaries(self) -> list[str]:
+        """Temporary files of saves to this pattern that were interrupted (killed writers).
+
+        A temporary file is named ``.<file name>.<host>.<pid>.<random>.tmp`` next to the file
+        it becomes. It is stale when its writer, on this host, is no longer running, or, for a
+        writer on another host (a shared file system), when it is over an hour old.
+        """
+        final = glob.escape(self.prefix) + "*" + glob.escape(self.suffix)
+        head, tail = os.path.split(final)
+        regex = re.compile(re.escape(self.prefix) + r"[0-9]+" + re.escape(self.suffix))
+        host = _HOST
+        stale = []
+        for path in glob.glob(os.path.join(head, "." + tail + ".*.tmp")):
+            directory, base = os.path.split(path)
+            for form in _TMP_FORMS:  # with the host, then the older form without it
+                m = form.fullmatch(base)
+                if m is not None and regex.fullmatch(os.path.join(directory, m["name"])):
+                    break
+            else:
+                continue
+            if m.groupdict().get("host") in (None, host):
+                pid = int(m["pid"])
+                if pid == os.getpid() or _pid_alive(pid):
+                    continue
+            else:
+                try:
+                    if time.time() - os.path.getmtime(path) < 3600:
+                        continue
+                except OSError:
+                    continue
+            stale.append(path)
+        return stale
 
     def existing(self) -> list[tuple[int, str]]:
         """``(seq, path)`` of the files on disk that match, lowest ``seq`` first."""
@@ -99,6 +134,34 @@ def _parse_pattern(pattern: Any) -> _Pattern:
     return _Pattern(parts[0], spec, parts[1])
 
 
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname()) or "host"
+
+
+_TMP_FORMS = (
+    re.compile(r"\.(?P<name>.+)\.(?P<host>[A-Za-z0-9_-]+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp"),
+    re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp"),
+)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it exists, owned by someone else
+        return True
+    return True
+
+
+def _remove_stale_temporaries(pat: _Pattern) -> None:
+    """Delete what interrupted saves to ``pat`` left behind (see ``stale_temporaries``)."""
+    for path in pat.stale_temporaries():
+        try:
+            os.unlink(path)
+        except OSError:  # another process removed it first, or a read-only directory
+            pass
+
+
 def _fsync_dir(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -120,7 +183,7 @@ def _write_new(path: str, data: str) -> bool:
     """
     directory = os.path.dirname(path) or "."
     tmp = os.path.join(
-        directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        directory, f".{os.path.basename(path)}.{_HOST}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     )
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -484,7 +547,8 @@ class Checkpoint:
             A format string with one ``{seq}`` field, e.g. ``"ckpt/run_{seq:04d}.json"``. The
             first save uses one past the highest number on disk, later saves count on; an
             existing file is never overwritten. Directories are created. The file appears
-            atomically (temporary file, fsync, link/rename).
+            atomically (temporary file, fsync, link/rename); temporary files that interrupted
+            (killed) saves to the same pattern left behind are removed first.
 
         Examples
         --------
@@ -497,6 +561,7 @@ class Checkpoint:
         """
         pat = _parse_pattern(pattern)
         data = self.serialize()
+        _remove_stale_temporaries(pat)
         seq = self._next_seq.get(pat)
         if seq is None:
             seq = max((s for s, _ in pat.existing()), default=-1) + 1

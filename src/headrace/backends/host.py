@@ -61,6 +61,7 @@ def _to_host(b: Batch) -> Batch:
     samples = [_st.move(s, CPU, b._dtype) for s in b._samples]  # type: ignore[union-attr]
     out = Batch._wrap(samples, b._dtype, b._layout, CPU)
     out._sources = b._sources
+    out._step = b._step
     return out
 
 
@@ -69,6 +70,7 @@ def _upload(b: Batch, kc: KernelContext) -> Batch:
     moved = [_st.move(s, dev, _st.dtype_of(s)) for s in b._samples]  # type: ignore[union-attr]
     out = Batch._wrap(moved, b._dtype, b._layout, dev)
     out._sources = b._sources
+    out._kept = b._kept
     return out
 
 
@@ -206,10 +208,14 @@ def image(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     outs = kc.map(one)
     keep = list(range(len(outs)))
     if skip and any(o is None for o in outs):
-        v["report_skipped"](kc, [i for i, o in enumerate(outs) if o is None])
         keep = [i for i, o in enumerate(outs) if o is not None]
+        if x._step is not None:  # the step's other outputs now refuse to be used unaligned
+            x._step.record(name, len(outs), tuple(keep), x._sources)
+        v["report_skipped"](kc, [i for i, o in enumerate(outs) if o is None])
         outs = [outs[i] for i in keep]
     out = Batch._wrap(outs, v["dtype"] or _dt.uint8, "HWC", CPU)
+    if skip:
+        out._kept = tuple(keep)
     if x._sources is not None:
         out._sources = [x._sources[i] for i in keep]
     return (out,)

@@ -15,15 +15,19 @@ from importlib import metadata
 
 from headrace.codecs.headers import FORMATS, ImageInfo, detect_format, probe
 from headrace.codecs.image import decode, peek_shape
+from headrace.codecs.limits import DEFAULT_MAX_IMAGE_PIXELS, max_image_pixels, set_max_image_pixels
 
 __all__ = [
+    "DEFAULT_MAX_IMAGE_PIXELS",
     "FORMATS",
     "ImageInfo",
     "available_codecs",
     "decode",
     "detect_format",
+    "max_image_pixels",
     "peek_shape",
     "probe",
+    "set_max_image_pixels",
 ]
 
 # Distribution name -> name reported by available_codecs (first found wins).

@@ -17,11 +17,14 @@ from typing import Final
 import numpy as np
 
 from headrace._core.errors import DecodeError, InvalidTypeError
+from headrace.codecs.limits import check_pixels
 
 __all__ = [
     "FORMATS",
     "ImageInfo",
     "as_buffer",
+    "check_declared_size",
+    "check_png_chunks",
     "detect_format",
     "exif_orientation",
     "probe",
@@ -196,20 +199,98 @@ def probe_known(buf: np.ndarray, fmt: str, *, op: str = "decoders.image") -> Ima
     >>> probe_known(jpg, "jpeg").channels
     1
     """
+    if fmt in _SIZE_PARSERS:  # check the size before Pillow reads the header
+        check_declared_size(buf, fmt, op=op)
     try:
         if fmt == "jpeg":
-            return _probe_jpeg(buf)
-        if fmt == "png":
-            return _probe_png(buf)
-        if fmt == "tiff" and buf[2] != 0x2B and buf[3] != 0x2B:  # classic (not Big) TIFF
-            return _probe_tiff(memoryview(buf))
-        return _probe_with_pillow(buf, fmt)
+            info = _probe_jpeg(buf)
+        elif fmt == "png":
+            info = _probe_png(buf)
+        elif fmt == "tiff" and buf[2] != 0x2B and buf[3] != 0x2B:  # classic (not Big) TIFF
+            info = _probe_tiff(memoryview(buf))
+        else:
+            info = _probe_with_pillow(buf, fmt)
     except DecodeError as exc:
         raise DecodeError(f"{op}: cannot decode sample: {exc}") from exc
     except Exception as exc:  # a malformed header trips struct/Pillow in many ways
+        if type(exc).__name__ == "DecompressionBombError":  # Pillow's own size limit
+            raise DecodeError(
+                f"{op}: cannot decode sample: the {fmt} header declares more pixels than Pillow "
+                f"agrees to read ({exc})"
+            ) from exc
         raise DecodeError(
             f"{op}: cannot decode sample: corrupt or truncated {fmt} header ({type(exc).__name__})."
         ) from exc
+    check_pixels(fmt, info.height, info.width, op)
+    return info
+
+
+def check_declared_size(buf: np.ndarray, fmt: str, *, op: str = "decoders.image") -> None:
+    """Refuse a stream whose header declares more pixels than the limit, before decoding it.
+
+    Reads the size straight from the header of a BMP, WebP or GIF (Pillow is not asked); for the
+    other formats it is :func:`probe_known`. Never allocates pixels.
+
+    Raises
+    ------
+    DecodeError
+        The header declares more than :func:`headrace.codecs.max_image_pixels` pixels, or is
+        too malformed to tell its size.
+
+    Examples
+    --------
+    >>> bmp = np.frombuffer(b"BM" + bytes(12) + struct.pack("<Iii", 40, 70000, -70000), np.uint8)
+    >>> check_declared_size(bmp, "bmp")
+    Traceback (most recent call last):
+    ...
+    headrace._core.errors.DecodeError: decoders.image: cannot decode sample: the bmp header \
+declares 70000 x 70000 = 4,900,000,000 pixels, more than the limit of 178,956,970 (raise it \
+with headrace.codecs.set_max_image_pixels or HEADRACE_MAX_IMAGE_PIXELS).
+    """
+    parse = _SIZE_PARSERS.get(fmt)
+    if parse is None:
+        probe_known(buf, fmt, op=op)
+        return
+    try:
+        height, width = parse(memoryview(buf))
+    except (DecodeError, struct.error, IndexError) as exc:
+        why = str(exc) if isinstance(exc, DecodeError) else f"corrupt or truncated {fmt} header."
+        raise DecodeError(f"{op}: cannot decode sample: {why}") from exc
+    check_pixels(fmt, height, width, op)
+
+
+def _bmp_size(mv: memoryview) -> tuple[int, int]:
+    (header,) = struct.unpack_from("<I", mv, 14)
+    if header == 12:  # BITMAPCOREHEADER: 16-bit sizes
+        width, height = struct.unpack_from("<HH", mv, 18)
+    else:
+        width, height = struct.unpack_from("<ii", mv, 18)
+    return abs(height), abs(width)  # a negative height is a top-down image
+
+
+def _webp_size(mv: memoryview) -> tuple[int, int]:
+    kind = bytes(mv[12:16])
+    if kind == b"VP8 ":  # lossy: 14-bit sizes after the frame tag and start code
+        width, height = struct.unpack_from("<HH", mv, 26)
+        return height & 0x3FFF, width & 0x3FFF
+    if kind == b"VP8L":  # lossless: 14 + 14 bits (minus one) after the signature byte
+        (bits,) = struct.unpack_from("<I", mv, 21)
+        return ((bits >> 14) & 0x3FFF) + 1, (bits & 0x3FFF) + 1
+    if kind == b"VP8X":  # extended: 24-bit canvas sizes (minus one)
+        w = int.from_bytes(mv[24:27], "little") + 1
+        h = int.from_bytes(mv[27:30], "little") + 1
+        if len(mv) < 30:
+            raise DecodeError("truncated WebP header.")
+        return h, w
+    raise DecodeError(f"corrupt WebP header (unknown chunk {kind!r}).")
+
+
+def _gif_size(mv: memoryview) -> tuple[int, int]:
+    width, height = struct.unpack_from("<HH", mv, 6)
+    return height, width
+
+
+_SIZE_PARSERS = {"bmp": _bmp_size, "webp": _webp_size, "gif": _gif_size}
 
 
 def exif_orientation(buf: np.ndarray, fmt: str) -> int:
@@ -299,6 +380,38 @@ def _probe_png(buf: np.ndarray) -> ImageInfo:
             break
         pos += 12 + length
     return ImageInfo("png", height, width, _PNG_CHANNELS[color_type], orientation)
+
+
+def check_png_chunks(buf: np.ndarray, *, op: str = "decoders.image") -> None:
+    """Refuse a PNG with a chunk longer than the bytes that follow it, before decoding it.
+
+    Such a length (up to 4 GiB, in a file of a few hundred bytes) made the codec allocate and
+    read for seconds (the fuzzed PNG that "hung"). A valid file has none; a cut one fails in the
+    codec anyway.
+
+    Examples
+    --------
+    >>> png = _PNG_SIGNATURE + struct.pack(">I4s", 13, b"IHDR") + bytes(17)
+    >>> png += struct.pack(">I4s", 0x7FFFFFF0, b"IDAT") + bytes(10)
+    >>> check_png_chunks(np.frombuffer(png, np.uint8))
+    Traceback (most recent call last):
+    ...
+    headrace._core.errors.DecodeError: decoders.image: cannot decode sample: corrupt or truncated \
+png stream: chunk 'IDAT' at byte 33 declares 2147483632 bytes, but only 10 follow.
+    """
+    mv = memoryview(buf)
+    pos, end = 8, len(mv)
+    while pos + 8 <= end:
+        length, ctype = struct.unpack_from(">I4s", mv, pos)
+        if length > end - pos - 8:
+            raise DecodeError(
+                f"{op}: cannot decode sample: corrupt or truncated png stream: chunk "
+                f"{ctype.decode('latin-1')!r} at "
+                f"byte {pos} declares {length} bytes, but only {end - pos - 8} follow."
+            )
+        if ctype == b"IEND":
+            return
+        pos += 12 + length
 
 
 def _probe_with_pillow(buf: np.ndarray, fmt: str) -> ImageInfo:

@@ -32,6 +32,8 @@ from headrace.codecs import convert
 from headrace.codecs.headers import (
     ImageInfo,
     as_buffer,
+    check_declared_size,
+    check_png_chunks,
     detect_format,
     exif_orientation,
     probe,
@@ -186,8 +188,12 @@ def _decode_raw(
         info = probe_known(buf, fmt, op=op)
         img, layout = decode_jpeg(buf, info, ot, fast_idct=fast_idct)
         return img, layout, info
-    img, layout = decode_opencv(buf, fmt, ot)
     info = probe_known(buf, fmt, op=op) if fmt == "png" else None
+    if info is None:
+        check_declared_size(buf, fmt, op=op)  # before the codec allocates anything
+    else:
+        check_png_chunks(buf, op=op)
+    img, layout = decode_opencv(buf, fmt, ot)
     if ot == DALIImageType.ANY_DATA and layout == "BGRA":
         stored = info.channels if info is not None else (3 if fmt == "gif" else 4)
         if stored == 2:  # gray + alpha, expanded to BGRA by the codec

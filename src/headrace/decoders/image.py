@@ -14,7 +14,10 @@ call's generator in sample order) and the skip policy.
 A sample that cannot be decoded raises :class:`~headrace.DecodeError` naming the operator, the
 sample index and the file it came from. With the keyword-only ``on_error="skip"`` such samples
 are dropped from the output (the batch gets smaller), a warning names them, and
-:func:`skipped_count` counts them.
+:func:`skipped_count` counts them. The output's ``kept`` lists the input samples it holds; the
+other outputs of the same reader step must be aligned with ``labels.select(images.kept)``
+(used unaligned they raise ``BatchSizeMismatchError``, so an image is never paired with another
+image's label).
 
 Examples
 --------
@@ -269,6 +272,24 @@ PEEK = OpSchema(
 )
 
 
+def call_decoder(schema: OpSchema, input: Any, kwargs: Vals, *extra: Any) -> Any:
+    """Call a decoder; with ``on_error="skip"`` on a batch of a reader step, tell the step.
+
+    A ``Tensor`` input (sample mode) has no batch to drop a sample from: its ``DecodeError`` is
+    raised (catch it to skip the sample). On a ``Batch`` the output carries ``kept``, and the
+    other outputs of the same reader step refuse to be used until aligned with
+    ``batch.select(images.kept)`` (see :class:`headrace._core.batch.Step`).
+    """
+    skip = kwargs.get("on_error") is not None and to_str(kwargs["on_error"]) == "skip"
+    if skip and not isinstance(input, Batch):
+        kwargs = {**kwargs, "on_error": "raise"}
+    out = schema.call((input, *extra), **kwargs)
+    step = getattr(input, "_step", None) if skip else None
+    if step is not None and isinstance(out, Batch):
+        step.watch(out)
+    return out
+
+
 # --- public functions ------------------------------------------------------------------------
 def image(
     input: Any,
@@ -323,7 +344,11 @@ cache_size, cache_threshold, cache_type, cache_batch_copy, cache_debug : optiona
         for compatibility, no effect on this CPU decoding path (the pixels do not depend on
         them).
     on_error : {"raise", "skip"}, optional
-        Keyword-only extra: ``"skip"`` drops undecodable samples instead of raising.
+        Keyword-only extra: ``"skip"`` drops undecodable samples of a ``Batch`` instead of
+        raising; the output's ``kept`` lists the input samples it holds. The other outputs of
+        the same reader step (labels, ...) must then be aligned with
+        ``labels.select(images.kept)``: used as they are, they raise
+        ``BatchSizeMismatchError``. A ``Tensor`` input raises its ``DecodeError``.
     device : {"cpu", "gpu"}, optional
         ``"gpu"`` returns images on the GPU (``"mixed"`` is rejected with a hint).
 
@@ -345,7 +370,7 @@ cache_size, cache_threshold, cache_type, cache_batch_copy, cache_debug : optiona
     >>> ndd.decoders.image(ndd.as_tensor(png.ravel()), output_type=ndd.types.GRAY).shape
     (4, 5, 1)
     """
-    return DECODE.call((input,), **forward_args(locals(), "input"))
+    return call_decoder(DECODE, input, forward_args(locals(), "input"))
 
 
 def image_crop(
@@ -403,7 +428,7 @@ def image_crop(
     >>> ndd.decoders.image_crop(ndd.as_tensor(png.ravel()), crop=(2, 3)).shape
     (2, 3, 3)
     """
-    return DECODE_CROP.call((input,), **forward_args(locals(), "input"))
+    return call_decoder(DECODE_CROP, input, forward_args(locals(), "input"))
 
 
 def image_random_crop(
@@ -458,7 +483,7 @@ def image_random_crop(
     >>> out.shape[0] <= 40 and out.shape[1] <= 60
     True
     """
-    return DECODE_RANDOM_CROP.call((input,), **forward_args(locals(), "input"))
+    return call_decoder(DECODE_RANDOM_CROP, input, forward_args(locals(), "input"))
 
 
 def peek_image_shape(

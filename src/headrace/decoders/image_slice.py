@@ -36,7 +36,7 @@ from headrace._dispatch.args import (
 )
 from headrace._dispatch.kernel_context import KernelContext, annotate
 from headrace._dispatch.schema import OpSchema
-from headrace.decoders.image import _DECODER_ARGS, Roi, Vals, _decode_args
+from headrace.decoders.image import _DECODER_ARGS, Roi, Vals, _decode_args, call_decoder
 from headrace.ops._geometry_params import slice_params
 
 _SLICE_ARGS = (
@@ -235,9 +235,8 @@ use_chunk_allocator
     >>> ndd.decoders.image_slice(data, anchor, shape).shape
     (10, 15, 3)
     """
-    return DECODE_SLICE.call(
-        (data, anchor, shape_input), **forward_args(locals(), "data", "anchor", "shape_input")
-    )
+    kwargs = forward_args(locals(), "data", "anchor", "shape_input")
+    return call_decoder(DECODE_SLICE, data, kwargs, anchor, shape_input)
 
 
 __all__ = ["image_slice"]

@@ -26,6 +26,8 @@ types that mean "this sample cannot be read"). The base class turns it into epoc
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import itertools
 import json
 import os
@@ -38,7 +40,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from headrace._core.batch import Batch
+from headrace._core.batch import Batch, Step
 from headrace._core.device import CPU, Device
 from headrace._core.dtype import DType
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
@@ -47,8 +49,9 @@ from headrace._exec.producer import END, Emit, Producer
 from headrace.capture._entry import INVALID_READER, reader_loop
 from headrace.readers import _sharding as sh
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: the data set's fingerprint and the last-batch mode are stored
 _MASK64 = (1 << 64) - 1
+_MAX_STATE_INT = 1 << 62  # epochs, positions and counts of a state stay below this
 _GLOBAL_SHUFFLE_SEED = 0x5EED_F11E  # shuffle_after_epoch without seed: equal on every rank
 _MIX_ERROR = "Cannot mix `samples`, `batches` and `_run`/`__call__` on the same reader."
 _names = itertools.count()
@@ -64,6 +67,19 @@ class Dataset(Protocol):
     def read(self, index: int) -> tuple[np.ndarray, ...]: ...
 
     def source(self, index: int) -> str | None: ...
+
+
+#: The fields a state must share with the reader that resumes it, and what they describe.
+_IDENTITY = (
+    ("dataset_size", "data set (of another size)"),
+    ("fingerprint", "data set (other files, or the same files in another order)"),
+    ("num_shards", "sharding"),
+    ("shard_id", "shard"),
+    ("stick_to_shard", "sharding"),
+    ("random_shuffle", "shuffling"),
+    ("global_shuffle", "shuffling (shuffle_after_epoch)"),
+    ("last_batch", "last-batch mode"),
+)
 
 
 class ReaderState(dict):  # type: ignore[type-arg]
@@ -102,12 +118,78 @@ def _parse_state(value: Any) -> dict[str, Any]:
             "A reader state must be a ReaderState, a dict or its string "
             f"(got {type(value).__name__})."
         )
-    if value.get("version") != STATE_VERSION:
+    kind = value.get("kind", "reader")
+    if kind != "reader":
         raise InvalidArgumentError(
-            f"Unsupported reader state version {value.get('version')!r} "
-            f"(this headrace writes version {STATE_VERSION})."
+            f"Invalid reader state: it is the state of {kind!r}, not of a reader; restore it into "
+            "the object it was saved from."
+        )
+    version = value.get("version")
+    if version != STATE_VERSION:
+        older = (
+            " It was written by an older headrace, without the data set's fingerprint, so the "
+            "resume could not be checked; start the epoch again."
+            if version == 1
+            else ""
+        )
+        raise InvalidArgumentError(
+            f"Unsupported reader state version {version!r} "
+            f"(this headrace writes version {STATE_VERSION}).{older}"
         )
     return dict(value)
+
+
+# field -> (type, what) of a reader state; checked before any value is used
+_STATE_FIELDS: dict[str, tuple[type, str]] = {
+    "seed": (int, "an integer in [0, 2**64)"),
+    "epoch": (int, "an integer in [0, 2**62]"),
+    "position": (int, "an integer in [0, 2**62]"),
+    "call": (int, "an integer in [0, 2**62]"),
+    "call_samples": (int, "an integer in [0, 2**62]"),
+    "skipped": (int, "a non-negative integer"),
+    "dataset_size": (int, "a positive integer"),
+    "shard_id": (int, "a non-negative integer"),
+    "num_shards": (int, "a positive integer"),
+    "stick_to_shard": (bool, "true or false"),
+    "random_shuffle": (bool, "true or false"),
+    "global_shuffle": (bool, "true or false"),
+    "last_batch": (str, "'partial', 'drop', 'pad' or 'fill'"),
+    "fingerprint": (str, "a hex string"),
+}
+
+
+def _check_state_fields(name: str, s: dict[str, Any]) -> None:
+    """Every field present, of its exact type (no bool for an int), in its range."""
+    for key, (typ, what) in _STATE_FIELDS.items():
+        if key not in s:
+            raise InvalidArgumentError(
+                f"Reader {name!r}: invalid state: the field {key!r} is missing."
+            )
+        v = s[key]
+        ok = type(v) is typ
+        if ok and typ is int:
+            ok = v >= 0 and v <= (_MASK64 if key == "seed" else _MAX_STATE_INT)
+            ok = ok and (v >= 1 if key in ("dataset_size", "num_shards") else True)
+        if ok and key == "last_batch":
+            ok = v in ("partial", "drop", "pad", "fill")
+        if not ok:
+            raise InvalidArgumentError(
+                f"Reader {name!r}: invalid state: {key!r} must be {what} (got {v!r})."
+            )
+
+
+def _fingerprint(dataset: Dataset) -> str:
+    """A digest of the samples' sources in dataset order (their common directory left out,
+    so that a data set moved elsewhere keeps it)."""
+    n = len(dataset)
+    sources = [dataset.source(i) or "" for i in range(n)]
+    # the common leading characters, cut back to a directory ('/'): not a path operation, as
+    # sources may be "path[key]" or "path:member"
+    prefix = os.path.commonprefix(sources) if n > 1 else sources[0] if n else ""  # noqa: RUF071
+    cut = prefix.rfind("/") + 1
+    h = hashlib.sha256(f"{n}\n".encode())
+    h.update("\0".join(src[cut:] for src in sources).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -683,9 +765,11 @@ class Reader:
                 t._source = sources[0]
             return tensors
         out = []
+        step = Step()  # a decoder skipping samples of one output keeps the others aligned
         for j, (dt, layout) in enumerate(self._outputs):
             b = Batch._wrap([s[j] for s in samples], dt, layout, CPU)
             b._sources = list(sources)
+            b._step = step
             out.append(b)
         return tuple(out)
 
@@ -753,7 +837,15 @@ class Reader:
             shuffle="philox(seed, epoch)",
             dataset_size=len(self._dataset),
             skipped=self._skipped,
+            last_batch=self._last_batch,
+            fingerprint=self._dataset_fingerprint(),
         )
+
+    def _dataset_fingerprint(self) -> str:
+        fp = getattr(self, "_fingerprint", None)
+        if fp is None:
+            fp = self._fingerprint = _fingerprint(self._dataset)
+        return fp
 
     def set_state(self, state: Any) -> None:
         """Continue from a state returned by :meth:`get_state` (only before the first epoch)."""
@@ -766,31 +858,55 @@ class Reader:
                 f"set_state expects a ReaderState (or its str / bytes), got {type(state).__name__}."
             )
         s = _parse_state(state)
-        try:
-            expect = {
-                "dataset_size": len(self._dataset),
-                "num_shards": self._num_shards,
-                "shard_id": self._shard_id,
-            }
-            for key, mine in expect.items():
-                if int(s[key]) != mine:
-                    raise InvalidArgumentError(
-                        f"Reader {self._name!r}: the state has {key}={s[key]}, this reader "
-                        f"has {mine}; restore into a reader built with the same data and sharding."
-                    )
-            seed, epoch, pos, skipped = (
-                int(s["seed"]), int(s["epoch"]), int(s["position"]), int(s.get("skipped", 0))
-            )  # fmt: skip
-            call, call_samples = int(s.get("call", epoch)), int(s.get("call_samples", 0))
-        except (KeyError, TypeError, ValueError) as e:
-            if isinstance(e, InvalidArgumentError):
-                raise
-            raise InvalidArgumentError(f"Invalid reader state: missing or bad {e}.") from None
-        if min(epoch, pos, call, call_samples) < 0:
-            raise InvalidArgumentError("Invalid reader state: negative epoch or position.")
-        self._seed, self._epoch, self._pos, self._skipped = seed & _MASK64, epoch, pos, skipped
+        name = self._name
+        _check_state_fields(name, s)
+        mine = self._state_identity()
+        for key, what in _IDENTITY:
+            if s[key] != mine[key]:
+                raise InvalidArgumentError(
+                    f"Reader {name!r}: the state is for another {what}: it has {key}="
+                    f"{s[key]!r}, this reader has {mine[key]!r}. Restore into a reader built "
+                    "with the same files, in the same order, and the same shuffling, sharding and "
+                    "last-batch settings."
+                )
+        saved_type = s.get("type")
+        if saved_type is not None and saved_type != type(self).__qualname__:
+            raise InvalidArgumentError(
+                f"Reader {name!r}: the state is of a {saved_type} reader, this is a "
+                f"{type(self).__qualname__}."
+            )
+        seed, epoch, pos, skipped = s["seed"], s["epoch"], s["position"], s["skipped"]
+        call, call_samples = s["call"], s["call_samples"]
+        shuffled = self._random_shuffle or self._global_shuffle
+        if shuffled and self._seed_given and seed != self._seed:
+            raise InvalidArgumentError(
+                f"Reader {name!r}: the state was saved with seed={seed}, but this reader was built "
+                f"with seed={self._seed}; the shuffled order would differ. Build it with the "
+                "saved seed (or without a seed: the state's is then used)."
+            )
+        plan = dataclasses.replace(self._plan(), seed=seed)
+        length = len(plan.order(epoch, self._last_batch == "pad"))
+        if pos >= length:
+            raise InvalidArgumentError(
+                f"Reader {name!r}: invalid state: position {pos} is past the end of data epoch "
+                f"{epoch}, which has {length} samples in this shard (positions 0-{length - 1})."
+            )
+        self._seed, self._epoch, self._pos, self._skipped = seed, epoch, pos, skipped
         self._call, self._call_samples = call, call_samples
         self._checkpointing = True
+
+    def _state_identity(self) -> dict[str, Any]:
+        """What a state must agree on with this reader to be resumed by it."""
+        return {
+            "dataset_size": len(self._dataset),
+            "num_shards": self._num_shards,
+            "shard_id": self._shard_id,
+            "stick_to_shard": self._stick_to_shard,
+            "random_shuffle": self._random_shuffle,
+            "global_shuffle": self._global_shuffle,
+            "last_batch": self._last_batch,
+            "fingerprint": self._dataset_fingerprint(),
+        }
 
     def _enable_checkpointing(self) -> None:
         """Turn checkpointing on after construction (``Checkpoint.register`` does this).
