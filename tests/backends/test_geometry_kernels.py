@@ -11,9 +11,9 @@ from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._core.saturate import saturate
 from headrace._dispatch.planned import plan_args
 from headrace._dispatch.schema import REGISTRY
-from headrace.backends.common import axis_weights
 from headrace.backends.cpu import geometry as G
 from headrace.backends.cpu import resize as R
+from headrace.backends.shared.common import axis_weights
 from headrace.ops import _geometry_params as P
 from headrace.ops._resize_params import AxisFilter
 from headrace.types import INTERP_CUBIC, INTERP_GAUSSIAN, INTERP_LANCZOS3, INTERP_NN

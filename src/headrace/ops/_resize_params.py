@@ -12,7 +12,7 @@ Resampling is separable. Each spatial axis gets a filter: nearest neighbour, or 
 window (triangle, Gaussian, Catmull-Rom cubic, Lanczos-3) whose support grows with the
 downscale factor when ``antialias`` is on. The plans name the filters (:class:`AxisFilter`);
 the kernels turn them into source indices and coefficients
-(:func:`headrace.backends.common.axis_weights`).
+(:func:`headrace.backends.shared.common.axis_weights`).
 
 Every plan function takes the sample's shape, layout and dtype, then the operator's arguments
 by their schema names (defaults are the schema's; ``None`` means "not given").

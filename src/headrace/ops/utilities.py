@@ -1,7 +1,7 @@
 """Batch and type utilities: batch_permutation, permute_batch, cast_like, full_like, ones_like,
 zeros_like, element_extract, get_property, reinterpret and sequence_rearrange.
 
-Kernels: ``backends/generic_utilities.py``, bound in ``backends/<backend>/utilities.py``.
+Kernels: ``backends/shared/utilities.py``, bound in ``backends/<backend>/utilities.py``.
 
 Examples
 --------

@@ -1,5 +1,5 @@
 """NumPy kernel of the element-wise arithmetic operator: its function table and cast, bound to
-the generic kernel of :mod:`headrace.backends.generic_arithmetic`.
+the generic kernel of :mod:`headrace.backends.shared.arithmetic`.
 
 Integer ``//`` and ``%`` follow C (truncate toward zero; the remainder has the dividend's sign);
 for floats ``//`` is plain division and ``%`` is ``fmod``, as in the reference.
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace.backends.generic_arithmetic import arithmetic_kernel
+from headrace.backends.shared.arithmetic import arithmetic_kernel
 
 
 def _np_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:

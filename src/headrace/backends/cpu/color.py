@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 
 from headrace._core.saturate import saturate
-from headrace.backends.common import (
+from headrace.backends.shared.common import (
     B_CB,
     CB601,
     CR601,

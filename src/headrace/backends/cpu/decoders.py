@@ -1,7 +1,7 @@
 """CPU decoder kernels: image decoding (with optional per-sample windows), ``.npy`` decoding,
 decompression, header peeking and whole-file reads.
 
-``image``, ``numpy`` and ``inflate`` are host kernels of :mod:`headrace.backends.host` (the
+``image``, ``numpy`` and ``inflate`` are host kernels of :mod:`headrace.backends.shared.host` (the
 torch backend runs them too, then uploads); the decoders' arguments, windows and error policy
 come from the ops layer (:mod:`headrace.decoders`).
 
@@ -23,7 +23,7 @@ from headrace import codecs
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.host import image, inflate, numpy
+from headrace.backends.shared.host import image, inflate, numpy
 
 
 def peek_image_shape(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch]:

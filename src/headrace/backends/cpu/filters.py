@@ -9,7 +9,7 @@ Plans and samplers come from :mod:`headrace.ops._filter_params`. Against DALI 2.
   diff 1 on uint8 (OpenCV's 1/32-pixel positions).
 * noise ops and ``jitter``: same distributions as DALI, not the same draws; the noise is a
   deterministic function of the plan's ``seed`` (numpy PCG64); the fields, offsets, masks and
-  sampling points come from :mod:`headrace.backends.common`, shared with the torch kernels.
+  sampling points come from :mod:`headrace.backends.shared.common`, shared with the torch kernels.
 
 Examples
 --------
@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from headrace._core.saturate import saturate
-from headrace.backends.common import (
+from headrace.backends.shared.common import (
     gaussian_field,
     grid_keep_mask,
     jitter_indices,

@@ -28,7 +28,7 @@ import numpy as np
 
 from headrace._core.errors import InvalidArgumentError
 from headrace._core.saturate import saturate
-from headrace.backends.common import overlap
+from headrace.backends.shared.common import overlap
 
 _slice = builtins.slice
 

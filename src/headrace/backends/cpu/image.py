@@ -6,7 +6,7 @@ Plans come from :mod:`headrace.ops._image_params`. Against DALI 2.4 (CPU): ``equ
 ``filter`` is exact on integer outputs and within 2e-4 on float32 (summation order).
 
 ``clahe``, ``debayer`` and ``jpeg_compression_distortion`` are the host pixel kernels of
-:mod:`headrace.backends.host_pixels` (the torch backend runs them too, then uploads).
+:mod:`headrace.backends.shared.host_pixels` (the torch backend runs them too, then uploads).
 
 Examples
 --------
@@ -23,8 +23,8 @@ import cv2
 import numpy as np
 
 from headrace._core.saturate import saturate
-from headrace.backends.common import equalize_lut, padded_indices
-from headrace.backends.host_pixels import clahe, debayer, jpeg_compression_distortion
+from headrace.backends.shared.common import equalize_lut, padded_indices
+from headrace.backends.shared.host_pixels import clahe, debayer, jpeg_compression_distortion
 
 
 def to_planes(x: np.ndarray, perm: tuple[int, ...], layout: str | None) -> np.ndarray:

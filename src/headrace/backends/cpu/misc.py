@@ -1,5 +1,5 @@
 """NumPy kernels of the basic operators (``ops/misc.py``): the generic kernels of
-:mod:`headrace.backends.generic_misc` bound to :class:`NumpyXP`.
+:mod:`headrace.backends.shared.misc` bound to :class:`NumpyXP`.
 
 Examples
 --------
@@ -19,7 +19,7 @@ import numpy as np
 from headrace._core import dtype as _dt
 from headrace._core.device import Device
 from headrace._core.saturate import saturate
-from headrace.backends import generic_misc as G
+from headrace.backends.shared import misc as G
 
 
 def cast_saturate_np(a: np.ndarray, dt: _dt.DType) -> np.ndarray:
@@ -31,7 +31,7 @@ def cast_saturate_np(a: np.ndarray, dt: _dt.DType) -> np.ndarray:
 
 
 class NumpyXP:
-    """The array operations of the generic kernels (:class:`~.generic_misc.ArrayOps`), numpy."""
+    """The array operations of the generic kernels (:class:`~headrace.backends.shared.misc.ArrayOps`), numpy."""
 
     cast = staticmethod(cast_saturate_np)
 

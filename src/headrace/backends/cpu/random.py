@@ -1,6 +1,6 @@
 """CPU random kernels: numpy draws from the call's generator, in sample order.
 
-They are the host kernels of :mod:`headrace.backends.host`, which the torch backend runs too
+They are the host kernels of :mod:`headrace.backends.shared.host`, which the torch backend runs too
 (then uploads), so every device draws the same values for the same RNG state.
 
 Examples
@@ -13,6 +13,6 @@ True
 
 from __future__ import annotations
 
-from headrace.backends.host import beta, choice, coin_flip, normal, uniform
+from headrace.backends.shared.host import beta, choice, coin_flip, normal, uniform
 
 __all__ = ["beta", "choice", "coin_flip", "normal", "uniform"]

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from headrace.backends.common import mean_scale, reduction_identity
+from headrace.backends.shared.common import mean_scale, reduction_identity
 
 
 def _int_mean(acc: np.ndarray, n: int, root: bool, dt: np.dtype) -> np.ndarray:

@@ -20,7 +20,7 @@ Three paths, chosen per call:
   with edge replication (5-bit sub-pixel positions: max abs diff 1-2 on noisy images).
   float32 agrees to ~1e-2 absolute on 0..255 data.
 * otherwise a separable numpy resampler with DALI's own float32 coefficients
-  (:func:`~headrace.backends.common.axis_weights`): max abs diff 1 for uint8 (float
+  (:func:`~headrace.backends.shared.common.axis_weights`): max abs diff 1 for uint8 (float
   summation order), ~1e-5 relative for float32.
 
 Examples
@@ -45,7 +45,7 @@ from PIL import Image
 
 from headrace._core.layout import spatial_axes
 from headrace._core.saturate import saturate
-from headrace.backends.common import Filter, axis_weights, nn_indices
+from headrace.backends.shared.common import Filter, axis_weights, nn_indices
 
 _PIL_FILTERS = {
     "triangular": (Image.Resampling.BILINEAR, 2.0),

@@ -1,5 +1,5 @@
 """NumPy kernels of the batch and type utilities (``ops/utilities.py``): the generic kernels of
-:mod:`headrace.backends.generic_utilities` bound to :class:`NumpyUtilityXP`.
+:mod:`headrace.backends.shared.utilities` bound to :class:`NumpyUtilityXP`.
 
 Examples
 --------
@@ -14,13 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace.backends import generic_utilities as U
 from headrace.backends.cpu.misc import NumpyXP
-from headrace.backends.generic_misc import bind
+from headrace.backends.shared import utilities as U
+from headrace.backends.shared.misc import bind
 
 
 class NumpyUtilityXP(NumpyXP):
-    """:class:`~headrace.backends.generic_utilities.UtilityOps` for numpy arrays."""
+    """:class:`~headrace.backends.shared.utilities.UtilityOps` for numpy arrays."""
 
     @staticmethod
     def view(a: np.ndarray, dt: _dt.DType, shape: tuple[int, ...]) -> np.ndarray:

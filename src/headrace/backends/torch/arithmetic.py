@@ -1,5 +1,5 @@
 """Torch kernel of the element-wise arithmetic operator: its function table and cast (same rules
-as the CPU one), bound to the generic kernel of :mod:`headrace.backends.generic_arithmetic`."""
+as the CPU one), bound to the generic kernel of :mod:`headrace.backends.shared.arithmetic`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from headrace._core import dtype as _dt
-from headrace.backends.generic_arithmetic import arithmetic_kernel
+from headrace.backends.shared.arithmetic import arithmetic_kernel
 
 
 def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

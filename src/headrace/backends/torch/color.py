@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from headrace.backends import common as _common
+from headrace.backends.shared import common as _common
 from headrace.backends.torch.cast import saturate
 
 

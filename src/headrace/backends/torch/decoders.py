@@ -10,7 +10,7 @@ Examples
 
 from __future__ import annotations
 
-from headrace.backends import host
+from headrace.backends.shared import host
 
 image = host.on_host(host.image)
 inflate = host.on_host(host.inflate)

@@ -114,7 +114,7 @@ def remap(x: torch.Tensor, layout: str | None, *, mapx: np.ndarray, mapy: np.nda
 
 
 def _map_border(i: torch.Tensor, n: int, mode: str) -> torch.Tensor:
-    """Torch twin of :func:`headrace.backends.common.map_border` (constant: clamped; the
+    """Torch twin of :func:`headrace.backends.shared.common.map_border` (constant: clamped; the
     caller masks)."""
     if mode in ("constant", "replicate") or n == 1:
         return i.clamp(0, n - 1)

@@ -1,7 +1,7 @@
 """Torch blur, Laplacian, noise, mask and displacement kernels (names and plans as on the CPU).
 
 Noise fields, jitter offsets, grid masks and displacement points are computed on the host by
-the numpy helpers of :mod:`headrace.backends.common` (shared with the CPU kernels) from the
+the numpy helpers of :mod:`headrace.backends.shared.common` (shared with the CPU kernels) from the
 plan and moved to the tensor's device once, so CPU and torch kernels produce the same values
 (exactly for integer outputs of noise/jitter/grid_mask; ``noise.gaussian`` on float data to
 float32 rounding). Blur, Laplacian and displacement sampling run on the device:
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from headrace.backends import common as _common
+from headrace.backends.shared import common as _common
 from headrace.backends.torch.cast import saturate
 
 

@@ -22,7 +22,7 @@ import torch
 
 from headrace._core import dtype as _dt
 from headrace._core.errors import InvalidArgumentError
-from headrace.backends.common import overlap
+from headrace.backends.shared.common import overlap
 from headrace.backends.torch.cast import saturate
 
 _slice = builtins.slice

@@ -1,7 +1,7 @@
 """Torch image kernels (names and plans as on the CPU).
 
 ``equalize`` counts histograms on the device and applies OpenCV's table (built on the host
-from the 256 counts by :func:`headrace.backends.common.equalize_lut`): identical to the CPU.
+from the 256 counts by :func:`headrace.backends.shared.common.equalize_lut`): identical to the CPU.
 ``filter`` pads with the shared border indices and correlates with ``conv2d`` in float32:
 integer outputs within 1 of the CPU kernel (rounding of float sums), float32 within 1e-4
 relative. ``clahe``, ``debayer`` and ``jpeg_compression_distortion`` run the CPU kernels on the
@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from headrace._core.storage import to_numpy_view
-from headrace.backends import common as _common
-from headrace.backends import host_pixels as _host
+from headrace.backends.shared import common as _common
+from headrace.backends.shared import host_pixels as _host
 from headrace.backends.torch.cast import saturate
 
 

@@ -1,5 +1,5 @@
 """Torch kernels of the basic operators (``ops/misc.py``): the generic kernels of
-:mod:`headrace.backends.generic_misc` bound to :class:`TorchXP`.
+:mod:`headrace.backends.shared.misc` bound to :class:`TorchXP`.
 
 Examples
 --------
@@ -20,7 +20,7 @@ import torch
 from headrace._core import dtype as _dt
 from headrace._core import storage as _st
 from headrace._core.device import Device
-from headrace.backends import generic_misc as G
+from headrace.backends.shared import misc as G
 from headrace.backends.torch.cast import saturate
 
 
@@ -32,7 +32,7 @@ def cast_saturate_torch(a: torch.Tensor, dt: _dt.DType) -> torch.Tensor:
 
 
 class TorchXP:
-    """The array operations of the generic kernels (:class:`~.generic_misc.ArrayOps`), torch."""
+    """The array operations of the generic kernels (:class:`~headrace.backends.shared.misc.ArrayOps`), torch."""
 
     cast = staticmethod(cast_saturate_torch)
 

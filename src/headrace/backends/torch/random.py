@@ -9,7 +9,7 @@ Examples
 
 from __future__ import annotations
 
-from headrace.backends import host
+from headrace.backends.shared import host
 
 uniform = host.on_host(host.uniform)
 normal = host.on_host(host.normal)

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from headrace._core import dtype as _dt
-from headrace.backends.common import mean_scale, reduction_identity
+from headrace.backends.shared.common import mean_scale, reduction_identity
 
 _SIGN = -(2**63)
 

@@ -2,7 +2,7 @@
 
 Same signatures and plans as :mod:`headrace.backends.cpu.resize`. Each spatial axis is
 resampled by a dense ``(out, in)`` matrix built from DALI's own coefficients
-(:func:`headrace.backends.common.axis_matrix`) and applied with a matmul, so the result
+(:func:`headrace.backends.shared.common.axis_matrix`) and applied with a matmul, so the result
 equals the CPU generic path up to float32 summation order: uint8 max abs diff 1 against the
 CPU kernel and against DALI, float32 ~1e-4 relative. Nearest neighbour is bit-exact.
 
@@ -26,7 +26,7 @@ import torch
 
 from headrace._core import dtype as _dt
 from headrace._core.layout import spatial_axes
-from headrace.backends.common import Filter, axis_matrix, nn_indices
+from headrace.backends.shared.common import Filter, axis_matrix, nn_indices
 from headrace.backends.torch.cast import saturate
 
 

@@ -1,5 +1,5 @@
 """Torch kernels of the batch and type utilities (``ops/utilities.py``): the generic kernels of
-:mod:`headrace.backends.generic_utilities` bound to :class:`TorchUtilityXP`.
+:mod:`headrace.backends.shared.utilities` bound to :class:`TorchUtilityXP`.
 
 ``batch_permutation`` runs on the CPU only (as in the reference), so it has no kernel here.
 
@@ -16,13 +16,13 @@ from collections.abc import Sequence
 import torch
 
 from headrace._core import dtype as _dt
-from headrace.backends import generic_utilities as U
-from headrace.backends.generic_misc import bind
+from headrace.backends.shared import utilities as U
+from headrace.backends.shared.misc import bind
 from headrace.backends.torch.misc import TorchXP
 
 
 class TorchUtilityXP(TorchXP):
-    """:class:`~headrace.backends.generic_utilities.UtilityOps` for torch tensors."""
+    """:class:`~headrace.backends.shared.utilities.UtilityOps` for torch tensors."""
 
     @staticmethod
     def view(a: torch.Tensor, dt: _dt.DType, shape: tuple[int, ...]) -> torch.Tensor:

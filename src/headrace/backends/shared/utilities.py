@@ -1,9 +1,9 @@
 """Kernels of the batch and type utilities (``ops/utilities.py``), written once over an array
-namespace, as :mod:`headrace.backends.generic_misc` does for the basic operators.
+namespace, as :mod:`headrace.backends.shared.misc` does for the basic operators.
 
 Every kernel here is ``kernel(xp, kc, inputs, args) -> tuple[Batch]``; ``xp`` is the backend's
 :class:`UtilityOps` (``backends/cpu/utilities.py``, ``backends/torch/utilities.py``), bound
-with :func:`headrace.backends.generic_misc.bind`.
+with :func:`headrace.backends.shared.misc.bind`.
 
 Examples
 --------
@@ -28,7 +28,7 @@ from headrace._core.device import CPU
 from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._dispatch.args import PerSample
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.generic_misc import (
+from headrace.backends.shared.misc import (
     ArrayOps,
     ReshapeError,
     out_batch,
@@ -40,7 +40,7 @@ Vals = dict[str, Any]
 
 
 class UtilityOps(ArrayOps, Protocol):
-    """The array operations of :class:`~.generic_misc.ArrayOps` plus two more."""
+    """The array operations of :class:`~headrace.backends.shared.misc.ArrayOps` plus two more."""
 
     @staticmethod
     def view(a: Any, dt: _dt.DType, shape: tuple[int, ...]) -> Any:
