@@ -560,13 +560,15 @@ def check_coord_input(
     """The input checks of ``coord_flip`` (``out_dt`` None) and ``coord_transform``."""
     if op == "coord_flip":
         if dt != np.float32:
-            raise InvalidTypeError(f"the points must be float32, got {dt}.")
+            raise InvalidTypeError(f"{op}: the points must be float32, got {dt}.")
         if len(shape) != 2 or shape[1] not in (1, 2, 3):
-            raise ShapeError(f"the points must have shape (N, D) with D of 1, 2 or 3: {shape}.")
+            raise ShapeError(
+                f"{op}: the points must have shape (N, D) with D of 1, 2 or 3: {shape}."
+            )
         return
     if len(shape) < 2:
-        raise ShapeError(f"the input needs at least 2 dims (..., vector), got shape {shape}.")
+        raise ShapeError(f"{op}: the input needs at least 2 dims (..., vector), got shape {shape}.")
     if out_dt is not None and out_dt not in (np.dtype(np.float32), dt):
         raise InvalidArgumentError(
-            f"argument 'dtype' must be float32 or the input's type ({dt}), got {out_dt}."
+            f"{op}: argument 'dtype' must be float32 or the input's type ({dt}), got {out_dt}."
         )
