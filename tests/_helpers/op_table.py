@@ -141,6 +141,12 @@ HOMOGRAPHIES = [
     np.eye(3, dtype=np.float32),
 ]
 
+_rng = np.random.default_rng(19)
+POINTS = _floats(_rng, (5, 2), (1, 2), (7, 2))
+POINTS3 = _floats(_rng, (4, 3), (2, 3), (0, 3))
+AFFINES = [(_rng.random((2, 3), dtype=np.float32) - 0.5) * 4 for _ in range(3)]
+AFFINES3 = [(_rng.random((3, 4), dtype=np.float32) - 0.5) * 4 for _ in range(3)]
+
 
 def per_sample(*values: object, dtype: Any = None) -> ndd.Batch:
     """One argument value per sample (float32, or int32 when all are integers, unless ``dtype``)."""
@@ -1397,6 +1403,126 @@ ROWS: tuple[Row, ...] = (
         (Case((FILTER,), {"quality": _ps(10, 50, 95)}, "HWC"),),
         empty=True,
         bad=({INPUTS: (SMALL_F,)}, InvalidTypeError),
+    ),
+    # ---------------------------------------------------------------------- coordinates
+    Row(
+        "coord_flip",
+        ndd.coord_flip,
+        (
+            Case((POINTS,), {"flip_y": per_sample(1, 0, 1), "center_x": per_sample(0.5, 2, 0)}),
+            Case((POINTS3,), {"layout": "zxy", "flip_z": 1, "center_z": 0.25}, id="zxy"),
+        ),
+        empty=True,
+        bad=({INPUTS: (SMALL,)}, InvalidTypeError),
+    ),
+    Row(
+        "coord_transform",
+        ndd.coord_transform,
+        (
+            Case((POINTS,), {"M": per_sample([1, 2, 3, 4], [0.5, 0, 0, 2], [2]), "T": [1, -2]}),
+            Case(
+                (POINTS3,), {"MT": np.arange(8, dtype=np.float32) - 3}, gpu_atol=1e-5, id="MT-2x4"
+            ),
+            Case((SMALL_I16,), {"M": [1.5, -0.5, 2.25], "dtype": ndd.int16}, id="int16-sat"),
+        ),
+        empty=True,
+        bad=({"MT": [1, 2, 3, 4], "M": 2}, InvalidArgumentError),
+    ),
+    # ---------------------------------------------------------------------- transforms
+    Row(
+        "transforms.translation",
+        ndd.transforms.translation,
+        (
+            Case((AFFINES,), {"offset": per_sample([1, 2], [0, -3], [5, 5])}, out_layout=None),
+            Case((AFFINES,), {"offset": [1, 2], "reverse_order": True}, out_layout=None, id="rev"),
+        ),
+        empty=True,
+        bad=({"offset": [1, 2, 3]}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
+        "transforms.scale",
+        ndd.transforms.scale,
+        (
+            Case(
+                (AFFINES,),
+                {"scale": per_sample([2, 3], [0.5], [1, -1]), "center": [1, 2]},
+                out_layout=None,
+            ),
+            Case((AFFINES,), {"scale": 2, "reverse_order": True}, out_layout=None, id="scalar"),
+        ),
+        empty=True,
+        bad=({"scale": [1, 2, 3]}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
+        "transforms.rotation",
+        ndd.transforms.rotation,
+        (
+            Case((AFFINES,), {"angle": per_sample(30, -45, 90), "center": [1, 2]}, out_layout=None),
+            Case((AFFINES3,), {"angle": 40, "axis": [1, 2, 3]}, out_layout=None, id="3d"),
+        ),
+        empty=True,
+        bad=({"angle": 30, "axis": [0, 0, 0], INPUTS: (AFFINES3,)}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
+        "transforms.shear",
+        ndd.transforms.shear,
+        (
+            Case((AFFINES,), {"shear": per_sample([0.5, 0], [1, 2], [0, -1])}, out_layout=None),
+            Case(
+                (AFFINES,),
+                {"angles": [10, -20], "center": [3, 4], "reverse_order": True},
+                out_layout=None,
+                id="angles",
+            ),
+        ),
+        empty=True,
+        bad=({"angles": [90, 0]}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
+        "transforms.crop",
+        ndd.transforms.crop,
+        (
+            Case(
+                (AFFINES,),
+                {
+                    "from_start": per_sample([10, 20], [0, 0], [5, 1]),
+                    "from_end": [30, 60],
+                    "to_start": [1, 2],
+                    "to_end": [0, 5],
+                },
+                out_layout=None,
+            ),
+            Case(
+                (AFFINES,),
+                {"from_start": [30, 20], "from_end": [10, 60], "absolute": True},
+                out_layout=None,
+                id="absolute",
+            ),
+        ),
+        empty=True,
+        bad=({"from_start": [1, 2], "from_end": [1, 3]}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
+        "transforms.combine",
+        ndd.transforms.combine,
+        (
+            Case((AFFINES, AFFINES[::-1]), {}, out_layout=None),
+            Case(
+                (AFFINES, AFFINES, AFFINES[1:] + AFFINES[:1]),
+                {"reverse_order": True},
+                out_layout=None,
+                id="three-reversed",
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: (AFFINES, AFFINES3)}, InvalidArgumentError),
+        devices=("cpu",),
+        per_sample=False,
     ),
     # ---------------------------------------------------------------------- experimental
     Row(

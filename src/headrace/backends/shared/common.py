@@ -23,6 +23,8 @@ from typing import Protocol
 
 import numpy as np
 
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
+
 _F32 = np.float32
 
 # =================================================================================================
@@ -485,3 +487,88 @@ def equalize_lut(hist: np.ndarray) -> np.ndarray:
     lut = np.rint(cdf.astype(_F32) * scale)
     lut[: i + 1] = 0
     return np.clip(lut, 0, 255).astype(np.uint8)
+
+
+# =================================================================================================
+# Coordinates: coord_flip and coord_transform
+# =================================================================================================
+
+
+def coord_flip_centers(ndim: int, layout: str, a: dict) -> np.ndarray:  # type: ignore[type-arg]
+    """Per component of ``coord_flip``'s points: the flip center, or NaN when not flipped.
+
+    >>> coord_flip_centers(2, "", {"flip_x": 1, "flip_y": 0, "center_x": 0.5}).tolist()
+    [0.5, nan]
+    """
+    lay = layout or "xyz"[:ndim]
+    if len(lay) != ndim or set(lay) - set("xyz") or len(set(lay)) != len(lay):
+        raise InvalidArgumentError(
+            f"layout {layout!r} must name each of the {ndim} coordinates once with x, y or z."
+        )
+    return np.array([_F32(a[f"center_{c}"]) if a[f"flip_{c}"] else np.nan for c in lay], np.float32)
+
+
+def affine_mt(a: dict, n: int) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+    """``coord_transform``'s float32 matrix ``M`` (m x n) and vector ``T`` (m) for ``n``-vectors.
+
+    >>> m, t = affine_mt({"M": None, "T": None, "MT": np.float32([1, 2, 3, 4, 5, 6])}, 2)
+    >>> m.tolist(), t.tolist()
+    ([[1.0, 2.0], [4.0, 5.0]], [3.0, 6.0])
+    """
+    M, T, MT = a["M"], a["T"], a["MT"]
+    if MT is not None:
+        if M is not None or T is not None:
+            raise InvalidArgumentError("argument 'MT' excludes the arguments 'M' and 'T'.")
+        mt = np.asarray(MT, np.float32)
+        if mt.size == 1:
+            return np.eye(n, dtype=np.float32) * mt.ravel()[0], np.zeros(n, np.float32)
+        if mt.size % (n + 1):
+            raise InvalidArgumentError(
+                f"argument 'MT' has {mt.size} elements; it needs m x {n + 1} for {n}-vectors."
+            )
+        mt = mt.reshape(-1, n + 1)
+        return np.ascontiguousarray(mt[:, :n]), np.ascontiguousarray(mt[:, n])
+    if M is None:
+        m = np.eye(n, dtype=np.float32)
+    else:
+        m = np.asarray(M, np.float32)
+        if m.size == 1:
+            m = np.eye(n, dtype=np.float32) * m.ravel()[0]
+        elif m.size % n:
+            raise InvalidArgumentError(
+                f"argument 'M' has {m.size} elements; it needs m x {n} for {n}-vectors."
+            )
+        else:
+            m = m.reshape(-1, n)
+    rows = m.shape[0]
+    if T is None:
+        t = np.zeros(rows, np.float32)
+    else:
+        t = np.asarray(T, np.float32).ravel()
+        if t.size == 1:
+            t = np.full(rows, t[0], np.float32)
+        elif t.size != rows:
+            raise InvalidArgumentError(
+                f"argument 'T' has {t.size} elements; the matrix M has {rows} rows."
+            )
+    return m, t
+
+
+def check_coord_input(
+    op: str, shape: tuple[int, ...], dt: np.dtype, out_dt: np.dtype | None
+) -> None:
+    """The input checks of ``coord_flip`` (``out_dt`` None) and ``coord_transform``."""
+    if op == "coord_flip":
+        if dt != np.float32:
+            raise InvalidTypeError(f"{op}: the points must be float32, got {dt}.")
+        if len(shape) != 2 or shape[1] not in (1, 2, 3):
+            raise ShapeError(
+                f"{op}: the points must have shape (N, D) with D of 1, 2 or 3: {shape}."
+            )
+        return
+    if len(shape) < 2:
+        raise ShapeError(f"{op}: the input needs at least 2 dims (..., vector), got shape {shape}.")
+    if out_dt is not None and out_dt not in (np.dtype(np.float32), dt):
+        raise InvalidArgumentError(
+            f"{op}: argument 'dtype' must be float32 or the input's type ({dt}), got {out_dt}."
+        )
