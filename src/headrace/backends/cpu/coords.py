@@ -19,7 +19,7 @@ from headrace._core.batch import Batch
 from headrace._core.saturate import saturate
 from headrace._dispatch.args import sample_args
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.common import affine_mt, check_coord_input, coord_flip_centers
+from headrace.backends.shared.common import affine_mt, check_coord_input, coord_flip_centers
 
 Vals = dict[str, Any]
 

@@ -31,7 +31,7 @@ def cast_saturate_np(a: np.ndarray, dt: _dt.DType) -> np.ndarray:
 
 
 class NumpyXP:
-    """The array operations of the generic kernels (:class:`~headrace.backends.shared.misc.ArrayOps`), numpy."""
+    """The array operations of the shared kernels (:class:`~.shared.misc.ArrayOps`), numpy."""
 
     cast = staticmethod(cast_saturate_np)
 

@@ -20,7 +20,7 @@ from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._dispatch.args import sample_args
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.common import affine_mt, check_coord_input, coord_flip_centers
+from headrace.backends.shared.common import affine_mt, check_coord_input, coord_flip_centers
 from headrace.backends.torch.cast import saturate
 
 Vals = dict[str, Any]

@@ -32,7 +32,7 @@ def cast_saturate_torch(a: torch.Tensor, dt: _dt.DType) -> torch.Tensor:
 
 
 class TorchXP:
-    """The array operations of the generic kernels (:class:`~headrace.backends.shared.misc.ArrayOps`), torch."""
+    """The array operations of the shared kernels (:class:`~.shared.misc.ArrayOps`), torch."""
 
     cast = staticmethod(cast_saturate_torch)
 
