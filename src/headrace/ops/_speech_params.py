@@ -142,8 +142,16 @@ def spectrogram_params(
         frames = max(0, (length - window_length) // window_step + 1)
     bins = n // 2 + 1
     out = (bins, frames) if layout_out == "ft" else (frames, bins)
-    kw = {"window": win, "nfft": n, "step": int(window_step), "frames": frames, "pad": pad,
-          "reflect": bool(reflect_padding), "power": _power(op, power), "ft": layout_out == "ft"}  # fmt: skip
+    kw = {
+        "window": win,
+        "nfft": n,
+        "step": int(window_step),
+        "frames": frames,
+        "pad": pad,
+        "reflect": bool(reflect_padding),
+        "power": _power(op, power),
+        "ft": layout_out == "ft",
+    }
     return KernelPlan(out, _F32, kw)
 
 
