@@ -253,7 +253,11 @@ def mel_params(
     mat = mel_matrix(nfilter, int(shape[ax]), sample_rate, freq_low, hi, mel_formula, normalize)
     out = list(shape)
     out[ax] = nfilter
-    return KernelPlan(tuple(out), _F32, {"matrix": mat, "axis": ax})
+    nz = mat != 0
+    bands = tuple(
+        (int(r.argmax()), int(len(r) - r[::-1].argmax())) if r.any() else (0, 0) for r in nz
+    )
+    return KernelPlan(tuple(out), _F32, {"matrix": mat, "axis": ax, "bands": bands})
 
 
 # --- to_decibels, mfcc ----------------------------------------------------------------------------

@@ -91,12 +91,32 @@ def power_spectrum(
 
 
 def matrix_along_axis(
-    x: np.ndarray, layout: str | None, *, matrix: np.ndarray, axis: int
+    x: np.ndarray,
+    layout: str | None,
+    *,
+    matrix: np.ndarray,
+    axis: int,
+    bands: tuple[tuple[int, int], ...] | None = None,
 ) -> np.ndarray:
-    """``matrix @ x`` along ``axis`` (mel filter banks, DCTs)."""
-    v = np.moveaxis(x.astype(_F32, copy=False), axis, -1)
-    out = v @ matrix.T
-    return np.ascontiguousarray(np.moveaxis(out, -1, axis))
+    """``matrix @ x`` along ``axis`` (mel filter banks, DCTs). ``bands``: row ``j`` of the
+    matrix is zero outside columns ``bands[j][0]:bands[j][1]`` (a filter bank's triangles), so
+    each output row is a short product."""
+    v = x.astype(_F32, copy=False)
+    if bands is not None:
+        src = np.moveaxis(v, axis, 0)
+        flat = src.reshape(src.shape[0], -1)
+        out = np.zeros((len(bands), flat.shape[1]), _F32)
+        for j, (lo, hi) in enumerate(bands):
+            if hi > lo:
+                np.dot(matrix[j, lo:hi], flat[lo:hi], out=out[j])
+        out = out.reshape(len(bands), *src.shape[1:])
+        return np.ascontiguousarray(np.moveaxis(out, 0, axis))
+    if axis == 0:
+        return np.ascontiguousarray(np.tensordot(matrix, v, axes=(1, 0)))
+    if axis == v.ndim - 1:
+        return np.ascontiguousarray(v @ matrix.T)
+    out = np.tensordot(matrix, v, axes=(1, axis))
+    return np.ascontiguousarray(np.moveaxis(out, 0, axis))
 
 
 def to_decibels(

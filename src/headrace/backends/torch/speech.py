@@ -91,9 +91,15 @@ def power_spectrum(
 
 
 def matrix_along_axis(
-    x: torch.Tensor, layout: str | None, *, matrix: np.ndarray, axis: int
+    x: torch.Tensor,
+    layout: str | None,
+    *,
+    matrix: np.ndarray,
+    axis: int,
+    bands: tuple[tuple[int, int], ...] | None = None,
 ) -> torch.Tensor:
-    """``matrix @ x`` along ``axis`` (mel filter banks, DCTs)."""
+    """``matrix @ x`` along ``axis`` (mel filter banks, DCTs; ``bands`` is not needed: one
+    dense product)."""
     v = torch.movedim(x.to(_F32), axis, -1)
     return torch.movedim(v @ _mat(matrix, v).T, -1, axis).contiguous()
 
