@@ -139,3 +139,12 @@ def test_numpy_volumes(cache: Path) -> None:
     assert "roi patches: 4 of shape (16, 16, 16), equal to the slices: True" in out
     assert "padded roi: shape (32, 20, 24)" in out
     assert "decoders.numpy: 4 volumes decoded from bytes, equal to np.load: True" in out
+
+
+def test_speech_features(cache: Path) -> None:
+    out = run(cache, "speech_features.py", "--count", "3")
+    assert "log-mel: layout ft, shapes [(64, 104), (64, 104), (64, 104)]" in out, out
+    assert "mfcc: shapes [(13, 104), (13, 104), (13, 104)]" in out
+    mean, std = map(float, re.findall(r"band mean\| ([\d.e+-]+), max \|band std - 1\| ([\d.e+-]+)",
+                                      out)[0])  # fmt: skip
+    assert mean < 1e-4 and std < 1e-3

@@ -265,6 +265,30 @@ def subscript(x: Any, /, *, lo: Any, at: Any, step: int = 1) -> Any:
     return x[int(np.asarray(lo.cpu() if isinstance(lo, ndd.Tensor) else lo)) :: step, int(at)]
 
 
+# speech features: 1-D signals (sine, chirp, noise), spectra "ft", mel spectrograms in dB
+_rng = np.random.default_rng(17)
+_t = np.arange(700) / 8000
+AUDIO = [
+    np.sin(2 * np.pi * 440 * _t).astype(np.float32),
+    np.sin(2 * np.pi * (100 + 2000 * _t[:513]) * _t[:513]).astype(np.float32),
+    (_rng.standard_normal(300) * 0.1).astype(np.float32),
+]
+AUDIO_I16 = [(a * 20000).astype(np.int16) for a in AUDIO]
+SPECTRA = [(_rng.random((33, k)) * 10).astype(np.float32) for k in (7, 12, 1)]
+MELS_DB = [(_rng.random((12, k)) * 80 - 80).astype(np.float32) for k in (5, 9, 2)]
+SILENCE_CUT = [
+    np.concatenate([np.zeros(300), _rng.standard_normal(200), np.zeros(150)]).astype(np.float32),
+    np.zeros(400, np.float32),
+    _rng.standard_normal(50).astype(np.float32),
+]
+
+
+def nonsilent_both(x: Any, /, **kw: Any) -> Any:
+    """``nonsilent_region``'s (begin, length), stacked: one output the contract can check."""
+    begin, length = ndd.nonsilent_region(x, **kw)
+    return ndd.stack(begin, length)
+
+
 def _ps(*values: object) -> ndd.Batch:
     return per_sample(*values)
 
@@ -1595,5 +1619,132 @@ ROWS: tuple[Row, ...] = (
         ),
         empty=True,
         bad=({"matrix": np.zeros(4)}, InvalidArgumentError),
+    ),
+    # ---------------------------------------------------------------------- speech
+    Row(
+        "preemphasis_filter",
+        ndd.preemphasis_filter,
+        (
+            Case((AUDIO,), {"preemph_coeff": _ps(0.97, 0.5, 0.0), "border": "reflect"}),
+            Case(
+                (AUDIO_I16,),
+                {"border": "zero", "dtype": ndd.int16},
+                out_dtype=ndd.int16,
+                id="int16",
+            ),
+        ),
+        empty=True,
+        bad=({"border": "mirror"}, InvalidArgumentError),
+    ),
+    Row(
+        "spectrogram",
+        ndd.spectrogram,
+        (
+            Case(
+                (AUDIO,),
+                {"nfft": 64, "window_length": 48, "window_step": 16},
+                out_layout="ft",
+                gpu_atol=1e-3,
+            ),
+            Case(
+                (AUDIO_I16,),
+                {
+                    "window_length": 40,
+                    "window_step": 25,
+                    "center_windows": False,
+                    "power": 1,
+                    "layout": "tf",
+                    "window_fn": np.hamming(40).tolist(),
+                },
+                out_layout="tf",
+                gpu_atol=0.5,
+                id="tf-magnitude-int16",
+            ),
+        ),
+        empty=True,
+        bad=({"nfft": 16, "window_length": 48}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "power_spectrum",
+        ndd.power_spectrum,
+        (
+            Case((SPECTRA,), {"axis": 0, "nfft": 40}, gpu_atol=1e-2),
+            Case((AUDIO,), {"power": 1}, gpu_atol=1e-3, id="1d-magnitude"),
+        ),
+        empty=True,
+        bad=({"power": 3}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "mel_filter_bank",
+        ndd.mel_filter_bank,
+        (
+            Case((SPECTRA,), {"nfilter": 8, "sample_rate": 8000.0}, "ft", gpu_atol=1e-5),
+            Case(
+                ([np.ascontiguousarray(s.T) for s in SPECTRA],),
+                {
+                    "nfilter": 6,
+                    "sample_rate": 8000.0,
+                    "mel_formula": "htk",
+                    "normalize": False,
+                    "freq_low": 200.0,
+                    "freq_high": 3000.0,
+                },
+                "tf",
+                gpu_atol=1e-4,
+                id="tf-htk",
+            ),
+        ),
+        empty=True,
+        bad=({"mel_formula": "bark"}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "to_decibels",
+        ndd.to_decibels,
+        (
+            Case((SPECTRA,), {}, "ft", gpu_atol=1e-4),
+            Case(
+                (SPECTRA,),
+                {"multiplier": 20.0, "reference": 5.0, "cutoff_db": -30.0},
+                gpu_atol=1e-4,
+                id="reference",
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: (AUDIO_I16,)}, InvalidTypeError),
+        per_sample=False,
+    ),
+    Row(
+        "mfcc",
+        ndd.mfcc,
+        (
+            Case((MELS_DB,), {"n_mfcc": 6, "lifter": 10.0}, gpu_atol=1e-3),
+            Case(
+                (MELS_DB,),
+                {"axis": 1, "n_mfcc": 2, "dct_type": 3, "normalize": True},
+                gpu_atol=1e-3,
+                id="axis1-dct3",
+            ),
+        ),
+        empty=True,
+        bad=({"n_mfcc": 100}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "nonsilent_region",
+        nonsilent_both,
+        (
+            Case((SILENCE_CUT,), {"window_length": 32, "cutoff_db": -40.0}),
+            Case(
+                (AUDIO_I16,),
+                {"window_length": 64, "reset_interval": -1, "reference_power": 1e6},
+                id="int16-reference",
+            ),
+        ),
+        empty=True,
+        bad=({"window_length": 100}, InvalidArgumentError),
+        per_sample=False,
     ),
 )

@@ -19,7 +19,7 @@ import builtins
 import math
 from collections.abc import Sequence
 from functools import cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -572,3 +572,33 @@ def check_coord_input(
         raise InvalidArgumentError(
             f"{op}: argument 'dtype' must be float32 or the input's type ({dt}), got {out_dt}."
         )
+
+
+def nonsilent_bounds(
+    power: np.ndarray, length: int, window: int, cutoff_db: float, reference_power: float
+) -> tuple[int, int]:
+    """``(begin, length)`` of the non-silent region from the mean power of each window
+    (``power[j]``: samples ``j .. j + window - 1``): the windows whose power is at least
+    ``reference * 10 ** (cutoff_db / 10)`` (reference 0: the largest power) span it.
+
+    Examples
+    --------
+    >>> nonsilent_bounds(np.array([0.0, 1.0, 0.5, 0.0]), 7, 4, -6.0, 0.0)
+    (1, 5)
+    """
+    if length == 0 or power.size == 0:
+        return 0, 0
+    ref = float(power.max()) if reference_power == 0 else reference_power
+    above = np.flatnonzero(power >= ref * 10.0 ** (cutoff_db / 10.0))
+    if above.size == 0:
+        return 0, 0
+    begin = int(above[0])
+    return begin, min(int(above[-1]) + window, length) - begin
+
+
+def check_audio(shape: Sequence[int], dtype: Any, op: str) -> None:
+    """Refuse samples that are not 1-D numeric signals."""
+    if len(shape) != 1:
+        raise ShapeError(f"{op}: expected 1-D audio, got shape {tuple(shape)}.")
+    if np.dtype(str(dtype).replace("torch.", "")).kind not in "iuf":
+        raise InvalidTypeError(f"{op}: expected numeric audio, got {dtype}.")

@@ -1,0 +1,190 @@
+"""Speech features against the reference (``@pytest.mark.dali``) and closed forms.
+
+Signals: sines, a chirp and noise, synthesised with numpy. Tolerances are relative to the largest
+magnitude of the reference's output (``rel``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tests._helpers.dali_oracle import dali_ndd, dali_run
+
+import headrace as ndd
+from headrace._core.errors import InvalidArgumentError
+
+SR = 16000
+
+
+def _signals() -> list[np.ndarray]:
+    rng = np.random.default_rng(17)
+    t = np.arange(4000) / SR
+    sine = 0.5 * np.sin(2 * np.pi * 440 * t)
+    chirp = np.sin(2 * np.pi * (100 + 3000 * t) * t)[:3111]
+    noise = rng.standard_normal(2500) * 0.1
+    return [s.astype(np.float32) for s in (sine, chirp, noise)]
+
+
+def _rel(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    return max(float(np.abs(x - y).max() / max(np.abs(y).max(), 1e-30)) for x, y in zip(a, b))
+
+
+def _ours(fn, samples, layout=None, device="cpu", **kw):
+    out = fn(ndd.batch(samples, layout=layout, device=device), **kw)
+    return [np.asarray(t.cpu()) for t in out.tensors] if not isinstance(out, tuple) else out
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"preemph_coeff": 0.5, "border": "zero"}, {"border": "reflect"}],
+)
+def test_preemphasis_matches_reference(kw, device):
+    x = _signals()
+    ref = dali_run("preemphasis_filter", x, **kw)
+    assert _rel(_ours(ndd.preemphasis_filter, x, device=device, **kw), ref) < 1e-6
+
+
+@pytest.mark.dali
+def test_preemphasis_int16_to_int16():
+    x = [(s * 20000).astype(np.int16) for s in _signals()]
+    ref = dali_run("preemphasis_filter", x, dtype=dali_ndd().int16)
+    ours = _ours(ndd.preemphasis_filter, x, dtype=ndd.int16)
+    assert max(np.abs(a.astype(int) - b.astype(int)).max() for a, b in zip(ours, ref)) <= 1
+
+
+SPEC_CASES = [
+    {"nfft": 512, "window_length": 400, "window_step": 160},
+    {"window_length": 256, "window_step": 100, "center_windows": False, "power": 1},
+    {"nfft": 300, "window_length": 255, "window_step": 77, "reflect_padding": False,
+     "layout": "tf"},
+    {"window_length": 64, "window_step": 32, "window_fn": np.hamming(64).tolist()},
+]  # fmt: skip
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("kw", SPEC_CASES)
+def test_spectrogram_matches_reference(kw, device):
+    x = _signals()
+    d = dali_ndd()
+    ref = [np.asarray(t) for t in d.spectrogram(d.batch(x), **kw).tensors]  # (kw has `layout`)
+    out = ndd.spectrogram(ndd.batch(x, device=device), **kw)
+    assert out.layout == kw.get("layout", "ft")
+    assert _rel([np.asarray(t.cpu()) for t in out.tensors], ref) < 2e-6
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("kw", [{}, {"nfft": 64, "power": 1}, {"axis": 0, "nfft": 20}])
+def test_power_spectrum_matches_reference(kw, device):
+    rng = np.random.default_rng(1)
+    x = [rng.standard_normal((30, 50)).astype(np.float32) for _ in range(2)]
+    ref = dali_run("power_spectrum", x, **kw)
+    assert _rel(_ours(ndd.power_spectrum, x, device=device, **kw), ref) < 2e-6
+
+
+def _spectra() -> list[np.ndarray]:
+    spec = ndd.spectrogram(ndd.batch(_signals()), nfft=512, window_length=400, window_step=160)
+    return [np.asarray(t) for t in spec.tensors]
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"nfilter": 64, "sample_rate": SR},
+        {"nfilter": 40, "sample_rate": SR, "mel_formula": "htk", "normalize": False},
+        {"nfilter": 20, "sample_rate": SR, "freq_low": 300, "freq_high": 6000},
+    ],
+)
+def test_mel_filter_bank_matches_reference(kw, device):
+    s = _spectra()
+    ref = dali_run("mel_filter_bank", s, layout="ft", **kw)
+    assert _rel(_ours(ndd.mel_filter_bank, s, "ft", device, **kw), ref) < 1e-5  # seen: 2e-6
+    st = [np.ascontiguousarray(v.T) for v in s]
+    ref = dali_run("mel_filter_bank", st, layout="tf", **kw)
+    assert _rel(_ours(ndd.mel_filter_bank, st, "tf", device, **kw), ref) < 1e-5
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("kw", [{}, {"multiplier": 20.0, "reference": 2.0, "cutoff_db": -40.0}])
+def test_to_decibels_matches_reference(kw, device):
+    s = _spectra()
+    ref = dali_run("to_decibels", s, **kw)
+    ours = _ours(ndd.to_decibels, s, device=device, **kw)
+    assert max(float(np.abs(a - b).max()) for a, b in zip(ours, ref)) < 1e-4  # dB, absolute
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"n_mfcc": 13, "normalize": True, "lifter": 22.0},
+        {"dct_type": 1, "n_mfcc": 10},
+        {"dct_type": 3, "normalize": True},
+        {"dct_type": 4, "axis": 1, "n_mfcc": 5},
+    ],
+)
+def test_mfcc_matches_reference(kw, device):
+    mel = ndd.to_decibels(ndd.mel_filter_bank(ndd.batch(_spectra(), layout="ft"), nfilter=40,
+                                              sample_rate=SR))  # fmt: skip
+    m = [np.asarray(t) for t in mel.tensors]
+    ref = dali_run("mfcc", m, **kw)
+    assert _rel(_ours(ndd.mfcc, m, device=device, **kw), ref) < 2e-6
+
+
+NS_CASES = [{}, {"window_length": 128, "cutoff_db": -30.0}, {"window_length": 100,
+            "reset_interval": -1, "reference_power": 0.01}]  # fmt: skip
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("kw", NS_CASES)
+def test_nonsilent_region_matches_reference(kw, device):
+    rng = np.random.default_rng(3)
+    sig = [np.concatenate([np.zeros(3000), rng.standard_normal(1000) * a, np.zeros(2000)])
+           for a in (1.0, 0.05)]  # fmt: skip
+    sig += [np.zeros(5000), rng.standard_normal(50), np.zeros(0)]
+    sig = [s.astype(np.float32) for s in sig]
+    d = dali_ndd()
+    rb, rl = d.nonsilent_region(d.batch(sig), **kw)
+    b, n = ndd.nonsilent_region(ndd.batch(sig, device=device), **kw)
+    for i in range(len(sig)):
+        want = (int(np.asarray(rb.tensors[i])), int(np.asarray(rl.tensors[i])))
+        assert (int(b.tensors[i].torch()), int(n.tensors[i].torch())) == want, i
+    assert b.dtype == ndd.int32
+
+
+def test_errors_name_op_and_argument():
+    x = ndd.tensor(np.zeros(100, np.float32))
+    with pytest.raises(InvalidArgumentError, match=r"nonsilent_region.*reset_interval"):
+        ndd.nonsilent_region(x, window_length=100)
+    with pytest.raises(InvalidArgumentError, match=r"spectrogram: .*nfft"):
+        ndd.spectrogram(x, nfft=16, window_length=32).evaluate()
+    with pytest.raises(InvalidArgumentError, match=r"mfcc: .*n_mfcc"):
+        ndd.mfcc(ndd.tensor(np.zeros((4, 3), np.float32))).evaluate()
+    with pytest.raises(Exception, match="sample 1"):
+        ndd.spectrogram(
+            ndd.batch([np.zeros(10, np.float32), np.zeros((2, 2), np.float32)])
+        ).evaluate()
+
+
+def test_speech_pipeline_normalize_and_slice():
+    """Audio use of ``normalize`` (per-band statistics over time) and ``slice`` (the region
+    ``nonsilent_region`` finds)."""
+    x = np.concatenate([np.zeros(2000), _signals()[0], np.zeros(1000)]).astype(np.float32)
+    b = ndd.batch([x])
+    begin, length = ndd.nonsilent_region(b, window_length=64)
+    cut = ndd.slice(b, begin, length, axes=[0])
+    assert cut.tensors[0].shape[0] == int(length.tensors[0].torch())
+    spec = ndd.spectrogram(cut, nfft=512, window_length=400, window_step=160)
+    mel = ndd.to_decibels(ndd.mel_filter_bank(spec, nfilter=40, sample_rate=SR))
+    z = np.asarray(ndd.normalize(mel, axes=[1]).tensors[0])
+    assert np.abs(z.mean(axis=1)).max() < 1e-4
+    assert np.abs(z.std(axis=1) - 1).max() < 1e-3
