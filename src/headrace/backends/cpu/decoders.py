@@ -62,8 +62,11 @@ def file_read(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Bat
 
 
 # --- audio -------------------------------------------------------------------------------------
-def _decode_audio(data: np.ndarray, v: dict[str, Any], rate_out: float) -> tuple[np.ndarray, float]:
-    """One file's signal (``(time, channels)`` or downmixed 1-D) and its rate, as ``v`` asks."""
+def decode_audio(
+    data: np.ndarray, v: dict[str, Any], rate_out: float
+) -> tuple[np.ndarray, float, float]:
+    """One file's signal (``(time, channels)`` or downmixed 1-D) as ``v`` asks, its rate, and the
+    file's own rate."""
     import io
 
     import soundfile as sf
@@ -71,7 +74,7 @@ def _decode_audio(data: np.ndarray, v: dict[str, Any], rate_out: float) -> tuple
     dt: _dt.DType = v["dtype"]
     np_dt = np.dtype(dt.numpy)
     with sf.SoundFile(io.BytesIO(memoryview(np.ascontiguousarray(data)))) as f:
-        rate = float(f.samplerate)
+        rate = file_rate = float(f.samplerate)
         resampling = rate_out > 0 and rate_out != rate
         x = f.read(dtype="float32", always_2d=True)
     if v["downmix"]:
@@ -82,7 +85,7 @@ def _decode_audio(data: np.ndarray, v: dict[str, Any], rate_out: float) -> tuple
         rate = rate_out
     if np_dt != np.float32:
         x = saturate(x * np.float32(audio_scale(np.dtype(np.float32), np_dt)), np_dt)
-    return x, rate
+    return x, rate, file_rate
 
 
 def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, Batch]:
@@ -99,10 +102,10 @@ def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, 
     skip = v["on_error"] == "skip"
     per = has_per_sample(v)
 
-    def one(i: int) -> tuple[np.ndarray, float] | None:
+    def one(i: int) -> tuple[np.ndarray, float, float] | None:
         a = sample_args(v, i) if per else v
         try:
-            return _decode_audio(samples[i], a, a["sample_rate"])
+            return decode_audio(samples[i], a, a["sample_rate"])
         except Exception as e:  # soundfile.LibsndfileError, RuntimeError: unreadable data
             if isinstance(e, (InvalidArgumentError, MemoryError)):
                 raise
@@ -131,4 +134,4 @@ def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, 
     return sig, rates
 
 
-__all__ = ["audio", "file_read", "image", "inflate", "numpy", "peek_image_shape"]
+__all__ = ["audio", "decode_audio", "file_read", "image", "inflate", "numpy", "peek_image_shape"]
