@@ -67,6 +67,7 @@ from headrace.ops import geometry as _geometry
 from headrace.ops import image as _image
 from headrace.ops import math, noise, reductions
 from headrace.ops import misc as _misc
+from headrace.ops import resampling as _resampling
 from headrace.ops import speech as _speech
 from headrace.ops import utilities as _utilities
 from headrace.ops import warp as _warp
@@ -76,6 +77,7 @@ from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
 from headrace.ops.image import *  # noqa: F403
 from headrace.ops.misc import *  # noqa: F403
+from headrace.ops.resampling import *  # noqa: F403
 from headrace.ops.speech import *  # noqa: F403
 from headrace.ops.utilities import *  # noqa: F403
 from headrace.ops.warp import *  # noqa: F403
@@ -149,6 +151,7 @@ __all__ += (
     + _image.__all__
     + _misc.__all__
     + _speech.__all__
+    + _resampling.__all__
     + _utilities.__all__
     + _warp.__all__
 )

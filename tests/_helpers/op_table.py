@@ -293,6 +293,35 @@ def _ps(*values: object) -> ndd.Batch:
     return per_sample(*values)
 
 
+@functools.cache
+def audio_files() -> tuple[Samples]:
+    """WAV (stereo, 16-bit), FLAC (mono) and OGG/Vorbis (stereo) files, as 1-D uint8 samples."""
+    import soundfile as sf
+
+    rng = np.random.default_rng(23)
+    out = []
+    for k, (fmt, sub, rate, ch) in enumerate(
+        (("WAV", "PCM_16", 16000, 2), ("FLAC", "PCM_16", 8000, 1), ("OGG", "VORBIS", 22050, 2))
+    ):
+        n = 400 + 150 * k
+        t = np.arange(n) / rate
+        x = 0.4 * np.sin(2 * np.pi * 440 * t)[:, None] + 0.05 * rng.standard_normal((n, ch))
+        buf = io.BytesIO()
+        sf.write(buf, x.astype(np.float32), rate, format=fmt, subtype=sub)
+        out.append(np.frombuffer(buf.getvalue(), np.uint8).copy())
+    return (out,)
+
+
+def _audio_signal(*args: Any, **kwargs: Any) -> Any:
+    """``decoders.audio``'s first output (the signals)."""
+    return ndd.decoders.audio(*args, **kwargs)[0]
+
+
+SIGNALS = [np.sin(np.arange(n, dtype=np.float32) / 3) for n in (50, 37, 64)]
+SIGNALS_2 = [np.stack([s, s[::-1] * 0.5], 1) for s in SIGNALS]
+SIGNALS_I16 = [(s * 20000).astype(np.int16) for s in SIGNALS]
+
+
 # ------------------------------------------------------------------------------- the table
 
 #: Real bugs the contract found (``src/`` is fixed elsewhere); each xfail is strict.
@@ -771,6 +800,33 @@ ROWS: tuple[Row, ...] = (
         bad=({"matrix": np.zeros((2, 3)), "inverse_map": False}, InvalidArgumentError),
     ),
     # ---------------------------------------------------------------------------- decoders
+    Row(
+        "decoders.audio",
+        _audio_signal,
+        (
+            Case(audio_files, {}, out_layout=None, atol=0),
+            Case(
+                audio_files,
+                {"sample_rate": _ps(11025.0, 16000.0, 8000.0), "downmix": True, "quality": 30},
+                out_layout=None,
+            ),
+            Case(audio_files, {"dtype": ndd.int16, "sample_rate": 12000.0}, out_layout=None),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.arange(50, dtype=np.uint8)] * 3,)}, ndd.DecodeError),
+        devices=("cpu",),
+    ),
+    Row(
+        "audio_resample",
+        ndd.audio_resample,
+        (
+            Case((SIGNALS,), {"in_rate": 16000.0, "out_rate": 22050.0}, atol=1e-6),
+            Case((SIGNALS_2,), {"scale": _ps(0.5, 1.37, 2.0), "quality": 0}, atol=1e-6),
+            Case((SIGNALS_I16,), {"out_length": _ps(20, 90, 64), "dtype": ndd.float32}, atol=1e-6),
+        ),
+        empty=True,
+        bad=({"scale": 2.0, "in_rate": 3.0}, InvalidArgumentError),
+    ),
     Row(
         "decoders.image",
         ndd.decoders.image,

@@ -1,4 +1,4 @@
-"""``ndd.decoders``: image and ``.npy`` decoders, and ``inflate``.
+"""``ndd.decoders``: image, audio and ``.npy`` decoders, and ``inflate``.
 
 Examples
 --------
@@ -7,12 +7,14 @@ Examples
 True
 """
 
+from headrace.decoders.audio import audio
 from headrace.decoders.image import image, image_crop, image_random_crop, skipped_count
 from headrace.decoders.image_slice import image_slice
 from headrace.decoders.inflate import inflate
 from headrace.decoders.npy import numpy
 
 __all__ = [
+    "audio",
     "image",
     "image_crop",
     "image_random_crop",

@@ -16,6 +16,7 @@ from headrace.readers._base import Reader, ReaderState
 from headrace.readers.caffe import Caffe, Caffe2
 from headrace.readers.file import File
 from headrace.readers.mxnet import MXNet
+from headrace.readers.nemo_asr import NemoAsr
 from headrace.readers.npy import Numpy
 from headrace.readers.tfrecord import TFRecord
 from headrace.readers.webdataset import Webdataset
@@ -25,6 +26,7 @@ __all__ = [
     "Caffe2",
     "File",
     "MXNet",
+    "NemoAsr",
     "Numpy",
     "Reader",
     "ReaderState",

@@ -22,7 +22,13 @@ import numpy as np
 from headrace import codecs
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
+from headrace._core.device import CPU
+from headrace._core.errors import DecodeError, InvalidArgumentError
+from headrace._core.saturate import saturate
+from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
+from headrace.backends.cpu.resampling import resample
+from headrace.backends.shared.common import audio_scale, resampled_length
 from headrace.backends.shared.host import image, inflate, numpy
 
 
@@ -55,4 +61,77 @@ def file_read(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Bat
     return (out,)
 
 
-__all__ = ["file_read", "image", "inflate", "numpy", "peek_image_shape"]
+# --- audio -------------------------------------------------------------------------------------
+def decode_audio(
+    data: np.ndarray, v: dict[str, Any], rate_out: float
+) -> tuple[np.ndarray, float, float]:
+    """One file's signal (``(time, channels)`` or downmixed 1-D) as ``v`` asks, its rate, and the
+    file's own rate."""
+    import io
+
+    import soundfile as sf
+
+    dt: _dt.DType = v["dtype"]
+    np_dt = np.dtype(dt.numpy)
+    with sf.SoundFile(io.BytesIO(memoryview(np.ascontiguousarray(data)))) as f:
+        rate = file_rate = float(f.samplerate)
+        resampling = rate_out > 0 and rate_out != rate
+        x = f.read(dtype="float32", always_2d=True)
+    if v["downmix"]:
+        x = x.mean(axis=1, dtype=np.float32)
+    if resampling:
+        n_out = resampled_length(x.shape[0], rate, rate_out)
+        x = resample(x, rate, rate_out, n_out, v["lobes"], np.dtype(np.float32))
+        rate = rate_out
+    if np_dt != np.float32:
+        x = saturate(x * np.float32(audio_scale(np.dtype(np.float32), np_dt)), np_dt)
+    return x, rate, file_rate
+
+
+def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, Batch]:
+    """Decode every sample's audio file on the worker threads (``v``: the decoder's arguments,
+    ``lobes`` of the resampler, and ``report_skipped`` for ``on_error="skip"``)."""
+    x = ins[0]
+    samples = x._samples
+    assert samples is not None
+    if x._dtype is not _dt.uint8 or any(s.ndim != 1 for s in samples):
+        raise InvalidArgumentError(
+            f"{kc.name}: the input must be encoded audio files (1-D uint8). Read files with "
+            "ndd.readers.File or ndd.io.file.read."
+        )
+    skip = v["on_error"] == "skip"
+    per = has_per_sample(v)
+
+    def one(i: int) -> tuple[np.ndarray, float, float] | None:
+        a = sample_args(v, i) if per else v
+        try:
+            return decode_audio(samples[i], a, a["sample_rate"])
+        except Exception as e:  # soundfile.LibsndfileError, RuntimeError: unreadable data
+            if isinstance(e, (InvalidArgumentError, MemoryError)):
+                raise
+            if skip:
+                return None
+            where = kc.source(i)
+            raise DecodeError(
+                f"{kc.name}: sample {i}{f' ({where!r})' if where else ''}: cannot decode the "
+                f"audio file ({e})."
+            ) from e
+
+    outs = kc.map(one)
+    keep = [i for i, o in enumerate(outs) if o is not None]
+    if len(keep) < len(outs):
+        if x._step is not None:
+            x._step.record(kc.name, len(outs), tuple(keep), x._sources)
+        v["report_skipped"](kc, [i for i, o in enumerate(outs) if o is None])
+    got = [o for o in outs if o is not None]
+    sig = Batch._wrap([o[0] for o in got], v["dtype"], None, CPU)
+    rates = Batch._wrap([np.array(o[1], np.float32) for o in got], _dt.float32, None, CPU)
+    for b in (sig, rates):
+        if skip:
+            b._kept = tuple(keep)
+        if x._sources is not None:
+            b._sources = [x._sources[i] for i in keep]
+    return sig, rates
+
+
+__all__ = ["audio", "decode_audio", "file_read", "image", "inflate", "numpy", "peek_image_shape"]
