@@ -59,6 +59,7 @@ class Case:
     batch_level: bool = False
     marks: tuple[Any, ...] = ()
     id: str = ""
+    output: int | None = None
 
     def samples(self) -> tuple[Samples, ...]:
         """The inputs' samples (made on first use for generated data)."""

@@ -98,7 +98,7 @@ BOX_ENCODER = _schema(
 RANDOM_BBOX_CROP = _schema(
     "random_bbox_crop",
     inputs=("boxes", "labels"),
-    num_outputs=4,
+    num_outputs=5,  # the public function drops the indices unless output_bbox_indices
     args=(
         Arg("all_boxes_above_threshold", to_bool, True, doc="Every box must pass the threshold."),
         Arg("allow_no_crop", to_bool, True, doc="Keeping the whole image is an option."),
@@ -408,7 +408,8 @@ def random_bbox_crop(
     >>> bool(((b.torch() >= 0) & (b.torch() <= 1)).all()), l.torch().tolist()
     (True, [1])
     """
-    return RANDOM_BBOX_CROP.call((boxes, labels), **forward_args(locals(), "boxes", "labels"))
+    res = RANDOM_BBOX_CROP.call((boxes, labels), **forward_args(locals(), "boxes", "labels"))
+    return res if output_bbox_indices else res[:4]
 
 
 def roi_random_crop(

@@ -428,9 +428,8 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
         _wrap(kc, shapes, _dt.float32),
         _wrap(kc, outb, _dt.float32),
         Batch._wrap(outl, lb._dtype, None, kc.device),
+        _wrap(kc, outi, _dt.int32),
     ]
-    if v["output_bbox_indices"]:
-        res.append(_wrap(kc, outi, _dt.int32))
     return tuple(res)
 
 
