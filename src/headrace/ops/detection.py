@@ -9,7 +9,7 @@ Examples
 >>> import numpy as np
 >>> import headrace as ndd
 >>> boxes = ndd.tensor(np.array([[0.1, 0.2, 0.5, 0.6]], np.float32))
->>> np.round(ndd.bb_flip(boxes, ltrb=True).torch().numpy(), 3).tolist()
+>>> ndd.bb_flip(boxes, ltrb=True).torch().double().round(decimals=3).tolist()
 [[0.5, 0.2, 0.9, 0.6]]
 """
 
@@ -27,7 +27,6 @@ from headrace._dispatch.args import (
     forward_args,
     has_per_sample,
     sample_args,
-    to_any,
     to_bool,
     to_float,
     to_floats,
@@ -212,7 +211,7 @@ def bb_flip(
     >>> import numpy as np
     >>> import headrace as ndd
     >>> b = ndd.tensor(np.array([[0.1, 0.2, 0.3, 0.4]], np.float32))
-    >>> np.round(ndd.bb_flip(b, horizontal=0, vertical=1).torch().numpy(), 3).tolist()
+    >>> ndd.bb_flip(b, horizontal=0, vertical=1).torch().double().round(decimals=3).tolist()
     [[0.1, 0.4, 0.3, 0.4]]
     """
     return BB_FLIP.call((input,), **forward_args(locals(), "input"))
@@ -341,13 +340,14 @@ def random_bbox_crop(
     """Draw a crop window that keeps the boxes' overlap above a threshold (SSD's sampling).
 
     For each sample, an option is drawn uniformly from ``thresholds`` (plus "no crop" when
-    ``allow_no_crop``). For a threshold, up to ``num_attempts`` windows are drawn: relative
-    sizes uniform in ``scaling`` (per dimension; the width/height ratio, in pixels when
-    ``input_shape`` is given, must lie in ``aspect_ratio``), positions uniform inside the
-    image. A window is accepted when the overlap (``threshold_type``: IoU of window and box, or
-    the fraction of the box the window covers) of every box (``all_boxes_above_threshold``,
-    otherwise of some box) reaches the threshold and some box is kept: boxes whose centre lies
-    in the window, or (``bbox_prune_threshold``) of which at least that fraction is covered.
+    ``allow_no_crop``). For a threshold, up to ``num_attempts`` windows are drawn: the relative
+    width uniform in ``scaling``, the width/height ratio (in pixels when ``input_shape`` is
+    given) uniform in ``aspect_ratio`` (a height outside ``scaling`` or the image rejects the
+    window), the position uniform inside the image. A window is accepted when the overlap
+    (``threshold_type``: IoU of window and box, or the fraction of the box the window covers)
+    of every box (``all_boxes_above_threshold``, otherwise of some box) reaches the threshold
+    and some box is kept: boxes whose centre lies in the window, or (``bbox_prune_threshold``)
+    of which at least that fraction is covered.
     Otherwise another option is drawn, until ``total_num_attempts`` windows (-1: 100 000) have
     been tried; then the whole image is used (with a warning unless ``quiet``). With
     ``crop_shape`` (needs ``input_shape``), windows have that size, at integer positions.
@@ -393,8 +393,9 @@ def random_bbox_crop(
     -------
     tuple
         ``(anchor, shape, boxes, labels[, indices])``: the window's start and size (float32,
-        relative; absolute with ``input_shape``; x first), the kept boxes relative to the window
-        and clipped to it (the input's layout), their labels.
+        relative; absolute with ``crop_shape``; in ``shape_layout`` order, x first by default),
+        the kept boxes relative to the window and clipped to it (the input's layout), their
+        labels.
 
     Examples
     --------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.args import (
     Arg,
     forward_args,
@@ -25,7 +26,6 @@ from headrace._dispatch.args import (
     to_ints,
     to_str,
 )
-from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.schema import OpSchema
 from headrace._rng import RNG
 

@@ -5,8 +5,8 @@ reference.
 Examples
 --------
 >>> import torch
->>> flip_boxes_t(torch.tensor([[0.1, 0.2, 0.5, 0.6]]), True, 1, 0).tolist()
-[[0.5, 0.20000000298023224, 0.8999999761205292, 0.6000000238418579]]
+>>> flip_boxes_t(torch.tensor([[0.1, 0.2, 0.5, 0.6]]), True, 1, 0).double().round(decimals=3)
+tensor([[0.5000, 0.2000, 0.9000, 0.6000]], dtype=torch.float64)
 """
 
 from __future__ import annotations
