@@ -7,7 +7,8 @@ sample order.
 Examples
 --------
 >>> import numpy as np
->>> flip_boxes(np.array([[0.1, 0.2, 0.5, 0.6]], np.float32), False, 1, 0).astype(float).round(3).tolist()
+>>> b = np.array([[0.1, 0.2, 0.5, 0.6]], np.float32)
+>>> flip_boxes(b, False, 1, 0).astype(float).round(3).tolist()
 [[0.4, 0.2, 0.5, 0.6]]
 >>> iou_matrix(np.array([[0, 0, 1, 1]], np.float32), np.array([[0, 0, 0.5, 1]], np.float32))
 array([[0.5]], dtype=float32)
