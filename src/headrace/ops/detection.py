@@ -348,7 +348,7 @@ def random_bbox_crop(
     of every box (``all_boxes_above_threshold``, otherwise of some box) reaches the threshold
     and some box is kept: boxes whose centre lies in the window, or (``bbox_prune_threshold``)
     of which at least that fraction is covered.
-    Otherwise another option is drawn, until ``total_num_attempts`` windows (-1: 100 000) have
+    Otherwise another option is drawn, until ``total_num_attempts`` windows (-1: 10 000) have
     been tried; then the whole image is used (with a warning unless ``quiet``). With
     ``crop_shape`` (needs ``input_shape``), windows have that size, at integer positions.
 

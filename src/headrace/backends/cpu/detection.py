@@ -55,18 +55,19 @@ def _wrap(kc: KernelContext, outs: list[np.ndarray], dt: _dt.DType) -> Batch:
 
 # --- bb_flip ------------------------------------------------------------------------------------
 def flip_boxes(b: np.ndarray, ltrb: bool, horizontal: int, vertical: int) -> np.ndarray:
-    """Boxes mirrored in relative coordinates (``1 - end`` becomes the new start)."""
-    out = b.astype(F32, copy=True)
+    """Boxes mirrored in relative coordinates (``1 - end`` becomes the new start).
+
+    xywh boxes go through ltrb (``x + w`` and back), so their extents round as the
+    reference's do even along an axis that is not flipped.
+    """
+    b = b.astype(F32, copy=False)
     one = F32(1)
-    for flip, (s, e) in ((horizontal, (0, 2)), (vertical, (1, 3))):
-        if not flip:
-            continue
-        if ltrb:
-            out[:, s] = one - b[:, e]
-            out[:, e] = one - b[:, s]
-        else:
-            out[:, s] = one - (b[:, s] + b[:, e])
-    return out
+    lt, rb = b[:, :2], (b[:, 2:] if ltrb else b[:, :2] + b[:, 2:])
+    nlt, nrb = lt.copy(), rb.copy()
+    for d, flip in enumerate((horizontal, vertical)):
+        if flip:
+            nlt[:, d], nrb[:, d] = one - rb[:, d], one - lt[:, d]
+    return np.concatenate([nlt, nrb if ltrb else nrb - nlt], 1).astype(F32, copy=False)
 
 
 def bb_flip(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -295,7 +296,7 @@ def window_size(
 
 
 #: Attempts ``random_bbox_crop`` makes with ``total_num_attempts=-1`` before it gives up.
-MAX_TOTAL_ATTEMPTS = 100_000
+MAX_TOTAL_ATTEMPTS = 10_000
 
 
 def bbox_crop_one(

@@ -38,17 +38,13 @@ def _boxes(a: torch.Tensor) -> torch.Tensor:
 
 
 def flip_boxes_t(b: torch.Tensor, ltrb: bool, horizontal: int, vertical: int) -> torch.Tensor:
-    """Boxes mirrored in relative coordinates (torch)."""
-    out = b.clone()
-    for flip, (s, e) in ((horizontal, (0, 2)), (vertical, (1, 3))):
-        if not flip:
-            continue
-        if ltrb:
-            out[:, s] = 1 - b[:, e]
-            out[:, e] = 1 - b[:, s]
-        else:
-            out[:, s] = 1 - (b[:, s] + b[:, e])
-    return out
+    """Boxes mirrored in relative coordinates (torch; xywh boxes go through ltrb)."""
+    lt, rb = b[:, :2], (b[:, 2:] if ltrb else b[:, :2] + b[:, 2:])
+    nlt, nrb = lt.clone(), rb.clone()
+    for d, flip in enumerate((horizontal, vertical)):
+        if flip:
+            nlt[:, d], nrb[:, d] = 1 - rb[:, d], 1 - lt[:, d]
+    return torch.cat([nlt, nrb if ltrb else nrb - nlt], 1)
 
 
 def bb_flip(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
