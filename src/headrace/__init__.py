@@ -62,6 +62,7 @@ from headrace.decoders.image import imread, peek_image_shape
 from headrace.external_source import ExternalSource
 from headrace.ops import color as _color
 from headrace.ops import coords as _coords
+from headrace.ops import detection as _detection
 from headrace.ops import filters as _filters
 from headrace.ops import geometry as _geometry
 from headrace.ops import image as _image
@@ -73,6 +74,7 @@ from headrace.ops import utilities as _utilities
 from headrace.ops import warp as _warp
 from headrace.ops.color import *  # noqa: F403 - each family's __all__ is public
 from headrace.ops.coords import *  # noqa: F403
+from headrace.ops.detection import *  # noqa: F403
 from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
 from headrace.ops.image import *  # noqa: F403
@@ -146,6 +148,7 @@ __all__ = [
 __all__ += (
     _color.__all__
     + _coords.__all__
+    + _detection.__all__
     + _filters.__all__
     + _geometry.__all__
     + _image.__all__

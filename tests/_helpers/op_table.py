@@ -59,6 +59,7 @@ class Case:
     batch_level: bool = False
     marks: tuple[Any, ...] = ()
     id: str = ""
+    output: int | None = None
 
     def samples(self) -> tuple[Samples, ...]:
         """The inputs' samples (made on first use for generated data)."""
@@ -146,6 +147,29 @@ POINTS = _floats(_rng, (5, 2), (1, 2), (7, 2))
 POINTS3 = _floats(_rng, (4, 3), (2, 3), (0, 3))
 AFFINES = [(_rng.random((2, 3), dtype=np.float32) - 0.5) * 4 for _ in range(3)]
 AFFINES3 = [(_rng.random((3, 4), dtype=np.float32) - 0.5) * 4 for _ in range(3)]
+
+
+# detection and segmentation operators
+_rng = np.random.default_rng(23)
+
+
+def _rand_boxes(k: int) -> np.ndarray:
+    lt = _rng.random((k, 2), dtype=np.float32) * 0.6
+    return np.concatenate([lt, lt + 0.1 + _rng.random((k, 2), dtype=np.float32) * 0.3], 1)
+
+
+BOXES = [_rand_boxes(k) for k in (3, 1, 5)]
+BOX_LABELS = [np.arange(1, len(b) + 1, dtype=np.int32) for b in BOXES]
+ANCHORS = np.array(
+    [[x, y, x + 0.3, y + 0.3] for x in (0.0, 0.25, 0.5, 0.7) for y in (0.0, 0.35, 0.7)], np.float32
+)
+IMAGE_SHAPES = [np.array(s, np.int64) for s in ((100, 200, 3), (50, 40, 3), (64, 64, 1))]
+_rng = np.random.default_rng(29)
+LABEL_MAPS = [_rng.integers(0, 3, s).astype(np.int32) for s in ((7, 9), (5, 5), (6, 8))]
+LABEL_VOLS = [_rng.integers(0, 2, s).astype(np.uint8) for s in ((3, 4, 5), (2, 3, 3))]
+MASK_IDS = [np.array(v, np.int32) for v in ([1], [2, 0], [0])]
+POLYGONS = [np.array([[0, 0, 3], [1, 3, 5], [2, 5, 8]], np.int32)] * 3
+VERTICES = [np.arange(16, dtype=np.float32).reshape(8, 2) + k for k in range(3)]
 
 
 def per_sample(*values: object, dtype: Any = None) -> ndd.Batch:
@@ -1801,6 +1825,224 @@ ROWS: tuple[Row, ...] = (
         ),
         empty=True,
         bad=({"window_length": 100}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    # ---------------------------------------------------------------- detection
+    Row(
+        "bb_flip",
+        ndd.bb_flip,
+        (
+            Case((BOXES,), {"horizontal": per_sample(1, 0, 1), "vertical": 1}, out_layout=None),
+            Case((BOXES,), {"ltrb": True}, out_layout=None, id="ltrb"),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.zeros((2, 3), np.float32)] * 3,)}, ShapeError),
+    ),
+    Row(
+        "bbox_paste",
+        ndd.bbox_paste,
+        (
+            Case((BOXES,), {"ratio": per_sample(2.0, 1.5, 3.0), "paste_x": 0.2}, out_layout=None),
+            Case(
+                (BOXES,), {"ratio": 2.0, "ltrb": True, "paste_y": 0.9}, out_layout=None, id="ltrb"
+            ),
+        ),
+        empty=True,
+        bad=({"ratio": 0.5}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
+        "box_encoder",
+        ndd.box_encoder,
+        (
+            Case(
+                (BOXES, BOX_LABELS),
+                {"anchors": ANCHORS, "criteria": 0.3},
+                out_layout=None,
+                output=0,
+                gpu_atol=1e-6,
+            ),
+            Case(
+                (BOXES, BOX_LABELS),
+                {"anchors": ANCHORS, "offset": True, "scale": 300.0, "stds": [0.1, 0.1, 0.2, 0.2]},
+                out_layout=None,
+                output=0,
+                gpu_atol=1e-4,
+                id="offset",
+            ),
+            Case((BOXES, BOX_LABELS), {"anchors": ANCHORS}, out_layout=None, output=1, id="labels"),
+        ),
+        empty=True,
+        bad=({"anchors": [0.0, 0.0, 1.0]}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
+        "random_bbox_crop",
+        ndd.random_bbox_crop,
+        (
+            Case(
+                (BOXES, BOX_LABELS),
+                {
+                    "thresholds": [0.1, 0.3],
+                    "scaling": [0.3, 1.0],
+                    "aspect_ratio": [0.5, 2.0],
+                    "num_attempts": 10,
+                },
+                out_layout=None,
+                output=2,
+            ),
+            Case(
+                (BOXES, BOX_LABELS),
+                {
+                    "crop_shape": per_sample([30, 20], [40, 40], [20, 50]),
+                    "input_shape": [100, 80],
+                    "thresholds": [0.0],
+                    "threshold_type": "overlap",
+                    "output_bbox_indices": True,
+                },
+                out_layout=None,
+                output=4,
+                id="crop-shape-indices",
+            ),
+            Case(
+                (BOXES, BOX_LABELS),
+                {
+                    "scaling": [0.4, 0.9],
+                    "bbox_prune_threshold": 0.3,
+                    "allow_no_crop": False,
+                    "all_boxes_above_threshold": False,
+                    "thresholds": [0.2],
+                    "total_num_attempts": 50,
+                    "quiet": True,
+                },
+                out_layout=None,
+                output=0,
+                id="prune-anchor",
+            ),
+        ),
+        empty=True,
+        bad=({"threshold_type": "area"}, InvalidArgumentError),
+        random=True,
+        devices=("cpu",),
+    ),
+    Row(
+        "roi_random_crop",
+        ndd.roi_random_crop,
+        (
+            Case(
+                (SMALL,),
+                {
+                    "crop_shape": [2, 2, 3],
+                    "roi_start": per_sample([1, 1, 0], [0, 0, 0], [0, 2, 0]),
+                    "roi_end": [2, 3, 3],
+                },
+                "HWC",
+                out_layout=None,
+            ),
+            Case(
+                (SMALL,),
+                {"crop_shape": [3, 3, 3], "roi_start": [0, 1, 0], "roi_shape": [1, 1, 3]},
+                "HWC",
+                out_layout=None,
+                id="roi-shape",
+            ),
+        ),
+        empty=True,
+        bad=({"roi_shape": [1, 1, 3]}, InvalidArgumentError),
+        random=True,
+        devices=("cpu",),
+    ),
+    Row(
+        "random_crop_generator",
+        ndd.random_crop_generator,
+        (
+            Case((IMAGE_SHAPES,), {}, out_layout=None, output=0),
+            Case(
+                (IMAGE_SHAPES,),
+                {"random_area": [0.3, 0.6], "random_aspect_ratio": [0.5, 2.0], "num_attempts": 5},
+                out_layout=None,
+                output=1,
+                id="ranges",
+            ),
+        ),
+        empty=True,
+        bad=({"random_area": [0.5, 0.1]}, InvalidArgumentError),
+        random=True,
+        devices=("cpu",),
+        per_sample=False,
+    ),
+    # ---------------------------------------------------------------- segmentation
+    Row(
+        "segmentation.random_mask_pixel",
+        ndd.segmentation.random_mask_pixel,
+        (
+            Case((LABEL_MAPS,), {"foreground": per_sample(1, 0, 1)}, out_layout=None),
+            Case((LABEL_MAPS,), {"foreground": 1, "value": 2}, out_layout=None, id="value"),
+            Case((LABEL_VOLS,), {"foreground": 1, "threshold": 0.5}, out_layout=None, id="3d"),
+        ),
+        empty=True,
+        bad=({"threshold": [1.0, 2.0]}, ValueError),
+        random=True,
+        devices=("cpu",),
+    ),
+    Row(
+        "segmentation.random_object_bbox",
+        ndd.segmentation.random_object_bbox,
+        (
+            Case(
+                (LABEL_MAPS,),
+                {"foreground_prob": per_sample(1.0, 0.5, 1.0)},
+                out_layout=None,
+                output=1,
+            ),
+            Case(
+                (LABEL_MAPS,),
+                {
+                    "format": "box",
+                    "k_largest": 2,
+                    "classes": [1, 2],
+                    "class_weights": [1.0, 3.0],
+                    "output_class": True,
+                },
+                out_layout=None,
+                output=1,
+                id="box-class",
+            ),
+            Case(
+                (LABEL_VOLS,),
+                {"format": "start_end", "threshold": [1, 2, 1]},
+                out_layout=None,
+                output=0,
+                id="3d",
+            ),
+            Case(
+                (LABEL_MAPS,),
+                {"format": "box", "ignore_class": True},
+                out_layout=None,
+                id="ignore-class",
+            ),
+        ),
+        empty=True,
+        bad=({"format": "xywh"}, InvalidArgumentError),
+        random=True,
+        devices=("cpu",),
+    ),
+    Row(
+        "segmentation.select_masks",
+        ndd.segmentation.select_masks,
+        (
+            Case((MASK_IDS, POLYGONS, VERTICES), {}, out_layout=None, output=0),
+            Case(
+                (MASK_IDS, POLYGONS, VERTICES),
+                {"reindex_masks": True},
+                out_layout=None,
+                output=1,
+                id="reindex-vertices",
+            ),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.array([5], np.int32)] * 3, POLYGONS, VERTICES)}, InvalidArgumentError),
+        devices=("cpu",),
         per_sample=False,
     ),
 )

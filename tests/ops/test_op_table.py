@@ -71,6 +71,7 @@ def _check_args(row: Row, case: Case) -> tuple[tuple[Any, ...], dict[str, Any]]:
         "gpu_by_device": row.gpu_by_device if case.gpu_by_device is None else case.gpu_by_device,
         "seed": SEED if row.random else None,
         "op_args": case.args,
+        "output": case.output,
     }
     return inputs, kw
 

@@ -721,3 +721,25 @@ def audio_scale(in_dtype: np.dtype, out_dtype: np.dtype) -> float:
         return 1.0
     s = 1.0 / float(np.iinfo(in_dtype).max) if i_int else 1.0
     return s * float(np.iinfo(out_dtype).max) if o_int else s
+
+
+# Boxes
+# =================================================================================================
+
+
+def check_encoder_args(v: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(anchors [M, 4], means [4], stds [4])`` of a ``box_encoder`` call, checked."""
+    anchors = np.asarray(v["anchors"], _F32).reshape(-1)
+    if anchors.size == 0 or anchors.size % 4:
+        raise InvalidArgumentError(
+            f"box_encoder: anchors must hold 4 numbers (ltrb) per anchor, got {anchors.size}."
+        )
+    if not 0 <= v["criteria"] <= 1:
+        raise InvalidArgumentError(f"box_encoder: criteria must be in [0, 1], got {v['criteria']}.")
+    means = np.asarray(v["means"], _F32).reshape(-1)
+    stds = np.asarray(v["stds"], _F32).reshape(-1)
+    if means.size != 4 or stds.size != 4:
+        raise InvalidArgumentError("box_encoder: means and stds need 4 values each.")
+    if (stds == 0).any():
+        raise InvalidArgumentError("box_encoder: stds must not be 0.")
+    return anchors.reshape(-1, 4), means, stds

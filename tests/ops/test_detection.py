@@ -1,0 +1,381 @@
+"""Box and segmentation operators: deterministic ones against the reference, random ones by
+their documented guarantees (boxes inside the window, thresholds met, ROIs contained)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from tests._helpers.dali_oracle import dali_ndd, max_diff
+
+import headrace as ndd
+from headrace._core.errors import InvalidArgumentError
+
+RNG = np.random.default_rng(101)
+
+
+def _boxes(k: int, ltrb: bool = True) -> np.ndarray:
+    lt = RNG.random((k, 2), dtype=np.float32) * 0.6
+    wh = 0.05 + RNG.random((k, 2), dtype=np.float32) * 0.35
+    return np.concatenate([lt, lt + wh if ltrb else wh], 1).astype(np.float32)
+
+
+def _host(b: ndd.Batch) -> list[np.ndarray]:
+    return [np.asarray(t) for t in b.cpu()]
+
+
+def _dali_batch(samples: list[np.ndarray]) -> object:
+    return dali_ndd().batch(samples)
+
+
+def _dali_host(b: object) -> list[np.ndarray]:
+    return [np.asarray(t) for t in b.tensors]  # type: ignore[attr-defined]
+
+
+BOXES = [_boxes(k) for k in (4, 1, 7, 0)]
+XYWH = [_boxes(k, ltrb=False) for k in (3, 5, 2)]
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("ltrb", [False, True])
+def test_bb_flip_matches_reference(ltrb: bool, device: str) -> None:
+    dndd = dali_ndd()
+    boxes = BOXES[:3] if ltrb else XYWH
+    h, v = [1, 0, 1], [0, 1, 1]
+    ours = ndd.bb_flip(
+        ndd.batch(boxes),
+        ltrb=ltrb,
+        horizontal=ndd.batch(np.int32(h)),
+        vertical=ndd.batch(np.int32(v)),
+        device=device,
+    )
+    ref = dndd.bb_flip(
+        _dali_batch(boxes),
+        ltrb=ltrb,
+        horizontal=dndd.batch(np.int32(h)),
+        vertical=dndd.batch(np.int32(v)),
+    )
+    assert max_diff(_host(ours), _dali_host(ref)) == 0
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("ltrb", [False, True])
+def test_bbox_paste_matches_reference(ltrb: bool) -> None:
+    dndd = dali_ndd()
+    boxes = BOXES[:3] if ltrb else XYWH
+    ratio, px = [2.0, 1.0, 3.5], [0.0, 0.3, 1.0]
+    ours = ndd.bbox_paste(
+        ndd.batch(boxes),
+        ltrb=ltrb,
+        ratio=ndd.batch(np.float32(ratio)),
+        paste_x=ndd.batch(np.float32(px)),
+        paste_y=0.8,
+    )
+    ref = dndd.bbox_paste(
+        _dali_batch(boxes),
+        ltrb=ltrb,
+        ratio=dndd.batch(np.float32(ratio)),
+        paste_x=dndd.batch(np.float32(px)),
+        paste_y=0.8,
+    )
+    assert max_diff(_host(ours), _dali_host(ref)) <= 1e-7
+
+
+ANCHORS = np.array(
+    [
+        [x, y, x + w, y + w]
+        for w in (0.2, 0.45)
+        for x in np.arange(0, 1 - w + 1e-6, 0.15)
+        for y in np.arange(0, 1 - w + 1e-6, 0.2)
+    ],
+    np.float32,
+)
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"criteria": 0.4},
+        {"criteria": 0.2, "offset": True},
+        {
+            "offset": True,
+            "scale": 300.0,
+            "means": [0.1, -0.1, 0.2, 0.0],
+            "stds": [0.1, 0.1, 0.2, 0.2],
+        },
+    ],
+    ids=["plain", "offset", "offset-scale-norm"],
+)
+def test_box_encoder_matches_reference(kw: dict, device: str) -> None:
+    dndd = dali_ndd()
+    labels = [np.arange(1, len(b) + 1, dtype=np.int32) for b in BOXES]
+    ours_b, ours_l = ndd.box_encoder(
+        ndd.batch(BOXES), ndd.batch(labels), anchors=ANCHORS, device=device, **kw
+    )
+    ref_b, ref_l = dndd.box_encoder(
+        _dali_batch(BOXES), _dali_batch(labels), anchors=ANCHORS.ravel().tolist(), **kw
+    )
+    assert [np.array_equal(a, b) for a, b in zip(_host(ours_l), _dali_host(ref_l))] == [True] * 4
+    tol = 2e-5 if kw.get("offset") else 0
+    assert max_diff(_host(ours_b), _dali_host(ref_b)) <= tol
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("reindex", [False, True])
+def test_select_masks_matches_reference(reindex: bool) -> None:
+    dndd = dali_ndd()
+    polys = [np.array([[0, 0, 3], [1, 3, 5], [2, 5, 9], [4, 9, 10]], np.int32)] * 2
+    verts = [np.arange(20, dtype=np.float32).reshape(10, 2), np.ones((10, 3), np.float32)]
+    ids = [np.array([4, 0, 2], np.int32), np.array([1], np.int32)]
+    ours = ndd.segmentation.select_masks(
+        ndd.batch(ids), ndd.batch(polys), ndd.batch(verts), reindex_masks=reindex
+    )
+    ref = dndd.segmentation.select_masks(
+        _dali_batch(ids), _dali_batch(polys), _dali_batch(verts), reindex_masks=reindex
+    )
+    for a, b in zip(ours, ref):
+        assert max_diff(_host(a), _dali_host(b)) == 0
+
+
+def test_select_masks_keeps_every_polygon_of_a_mask() -> None:
+    polys = np.array([[0, 0, 2], [1, 2, 3], [0, 3, 5]], np.int32)
+    verts = np.arange(10, dtype=np.float32).reshape(5, 2)
+    p, v = ndd.segmentation.select_masks(ndd.tensor(np.int32([0])), polys, verts)
+    assert np.asarray(p).tolist() == [[0, 0, 2], [0, 2, 4]]
+    assert np.asarray(v).tolist() == [[0, 1], [2, 3], [6, 7], [8, 9]]
+    with pytest.raises(InvalidArgumentError, match="mask_id 3 is not present"):
+        ndd.segmentation.select_masks(ndd.tensor(np.int32([3])), polys, verts).evaluate()
+
+
+# --- random_bbox_crop -----------------------------------------------------------------------------
+def _iou(window: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    lo = np.maximum(boxes[:, :2], window[:2])
+    hi = np.minimum(boxes[:, 2:], window[2:])
+    inter = np.prod(np.clip(hi - lo, 0, None), 1)
+    area = np.prod(boxes[:, 2:] - boxes[:, :2], 1)
+    return inter / (area + np.prod(window[2:] - window[:2]) - inter)
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.3])
+def test_random_bbox_crop_meets_threshold_and_keeps_boxes_inside(threshold: float) -> None:
+    boxes = BOXES[:3]
+    labels = [np.arange(len(b), dtype=np.int32) + 10 for b in boxes]
+    rng = ndd.random.RNG(seed=5)
+    for _ in range(4):
+        anchor, shape, out, lab, idx = ndd.random_bbox_crop(
+            ndd.batch(boxes),
+            ndd.batch(labels),
+            thresholds=[threshold],
+            allow_no_crop=False,
+            scaling=[0.3, 1.0],
+            aspect_ratio=[0.5, 2.0],
+            num_attempts=50,
+            output_bbox_indices=True,
+            all_boxes_above_threshold=False,
+            rng=rng,
+        )
+        for i, b in enumerate(boxes):
+            a, s = np.asarray(anchor.tensors[i]), np.asarray(shape.tensors[i])
+            win = np.concatenate([a, a + s])
+            assert (a >= 0).all() and (a + s <= 1 + 1e-6).all()
+            assert _iou(win, b).max() >= threshold - 1e-6 or (s == 1).all()
+            o, k = np.asarray(out.tensors[i]), np.asarray(idx.tensors[i])
+            assert ((o >= 0) & (o <= 1)).all() and len(o) == len(k) > 0
+            assert np.asarray(lab.tensors[i]).tolist() == (k + 10).tolist()
+            centres = (b[k, :2] + b[k, 2:]) / 2
+            assert ((centres >= a - 1e-6) & (centres <= a + s + 1e-6)).all()
+            # the output boxes are the kept boxes clipped to the window, relative to it
+            ref = (np.clip(b[k].reshape(-1, 2, 2), a, a + s) - a) / s
+            assert np.abs(o - ref.reshape(-1, 4)).max() < 1e-5
+
+
+def test_random_bbox_crop_all_boxes_overlap_and_prune() -> None:
+    b = np.array([[0.2, 0.2, 0.5, 0.5], [0.4, 0.4, 0.8, 0.7]], np.float32)
+    lab = np.int32([1, 2])
+    rng = ndd.random.RNG(seed=9)
+    for _ in range(10):
+        a, s, _, _, k = ndd.random_bbox_crop(
+            b,
+            lab,
+            thresholds=[0.5],
+            threshold_type="overlap",
+            allow_no_crop=False,
+            scaling=[0.3, 1.0],
+            aspect_ratio=[0.5, 2.0],
+            num_attempts=100,
+            bbox_prune_threshold=0.5,
+            output_bbox_indices=True,
+            rng=rng,
+        )
+        a, s = np.asarray(a), np.asarray(s)
+        lo, hi = np.maximum(b[:, :2], a), np.minimum(b[:, 2:], a + s)
+        covered = np.prod(np.clip(hi - lo, 0, None), 1) / np.prod(b[:, 2:] - b[:, :2], 1)
+        assert (covered >= 0.5 - 1e-6).all()  # every box passes the threshold
+        assert np.asarray(k).tolist() == [0, 1]
+
+
+def test_random_bbox_crop_square_windows_by_default_and_xywh_layout() -> None:
+    b = np.array([[0.1, 0.2, 0.3, 0.3]], np.float32)  # x, y, w, h
+    _, s, out, _ = ndd.random_bbox_crop(
+        b,
+        np.int32([4]),
+        bbox_layout="xyWH",
+        scaling=[0.6, 0.9],
+        allow_no_crop=False,
+        rng=ndd.random.RNG(seed=3),
+    )
+    s = np.asarray(s)
+    assert s[0] == pytest.approx(s[1]) and 0.6 <= s[0] <= 0.9
+    o = np.asarray(out)[0]
+    assert o[2] > 0 and o[3] > 0 and o[0] + o[2] <= 1 + 1e-6
+
+
+@pytest.mark.dali
+def test_random_bbox_crop_outputs_like_reference() -> None:
+    dndd = dali_ndd()
+    b, lab = BOXES[0], np.arange(4, dtype=np.int32)
+    kw = {
+        "crop_shape": [30, 40],
+        "input_shape": [120, 100],
+        "thresholds": [0.0],
+        "output_bbox_indices": True,
+    }
+    ours = ndd.random_bbox_crop(b, lab, rng=ndd.random.RNG(seed=1), **kw)
+    ref = dndd.random_bbox_crop(dndd.as_tensor(b), dndd.as_tensor(lab), **kw)
+    assert [(np.asarray(t).dtype, np.asarray(t).ndim) for t in ours] == [
+        (np.asarray(t).dtype, np.asarray(t).ndim) for t in ref
+    ]
+    a, s = np.asarray(ours[0]), np.asarray(ours[1])
+    assert s.tolist() == [30, 40] and (a == np.round(a)).all()
+    assert 0 <= a[0] <= 90 and 0 <= a[1] <= 80
+
+
+def test_random_bbox_crop_gives_up_after_total_num_attempts() -> None:
+    b = np.array([[0.0, 0.0, 0.1, 0.1]], np.float32)
+    a, s, out, _ = ndd.random_bbox_crop(
+        b,
+        np.int32([1]),
+        thresholds=[0.99],
+        allow_no_crop=False,
+        scaling=[0.9, 1.0],
+        total_num_attempts=5,
+        quiet=True,
+        rng=ndd.random.RNG(seed=0),
+    )
+    assert np.asarray(a).tolist() == [0, 0] and np.asarray(s).tolist() == [1, 1]
+    assert np.asarray(out).tolist() == b.tolist()
+
+
+# --- roi_random_crop / random_crop_generator ------------------------------------------------------
+def test_roi_random_crop_contains_the_roi_and_covers_every_anchor() -> None:
+    x = np.zeros((10, 12), np.uint8)
+    rng = ndd.random.RNG(seed=2)
+    seen = set()
+    for _ in range(60):
+        a = np.asarray(
+            ndd.roi_random_crop(x, crop_shape=[4, 5], roi_start=[2, 3], roi_end=[5, 6], rng=rng)
+        ).tolist()
+        assert 1 <= a[0] <= 2 and 1 <= a[1] <= 3
+        seen.add(tuple(a))
+    assert len(seen) == 6
+    # a ROI larger than the window: the window lies inside the ROI
+    for _ in range(10):
+        a = np.asarray(
+            ndd.roi_random_crop(
+                crop_shape=[2], in_shape=[20], roi_start=[5], roi_shape=[6], rng=rng
+            )
+        )
+        assert a.dtype == np.int64 and 5 <= int(a[0]) <= 9
+
+
+def test_random_crop_generator_windows_fit_the_ranges() -> None:
+    shapes = [np.array([100, 200]), np.array([300, 120])]
+    rng = ndd.random.RNG(seed=4)
+    for _ in range(10):
+        anchor, shape = ndd.random_crop_generator(
+            ndd.batch(shapes), random_area=[0.2, 0.5], random_aspect_ratio=[0.5, 2.0], rng=rng
+        )
+        for i, hw in enumerate(shapes):
+            (y, x), (h, w) = np.asarray(anchor.tensors[i]), np.asarray(shape.tensors[i])
+            assert np.asarray(anchor.tensors[i]).dtype == np.int32
+            assert 0 <= y <= hw[0] - h and 0 <= x <= hw[1] - w
+            assert 0.18 <= h * w / hw.prod() <= 0.52 and 0.45 <= w / h <= 2.2
+
+
+# --- segmentation ---------------------------------------------------------------------------------
+def test_random_mask_pixel_draws_foreground() -> None:
+    m = np.zeros((8, 9), np.int32)
+    m[2:4, 3:6] = 2
+    m[6, 1] = 1
+    rng = ndd.random.RNG(seed=1)
+    fg = {
+        tuple(np.asarray(ndd.segmentation.random_mask_pixel(m, foreground=1, rng=rng)).tolist())
+        for _ in range(60)
+    }
+    assert fg == {(6, 1)} | {(y, x) for y in (2, 3) for x in (3, 4, 5)}
+    v = ndd.segmentation.random_mask_pixel(m, foreground=1, value=1, rng=rng)
+    assert np.asarray(v).tolist() == [6, 1] and np.asarray(v).dtype == np.int64
+    t = ndd.segmentation.random_mask_pixel(m, foreground=1, threshold=1.5, rng=rng)
+    assert m[tuple(np.asarray(t))] == 2
+    anywhere = np.asarray(ndd.segmentation.random_mask_pixel(np.zeros((3, 4)), foreground=1))
+    assert (anywhere >= 0).all() and (anywhere < [3, 4]).all()
+
+
+def _blob_boxes(m: np.ndarray, cls: int) -> set[tuple[int, ...]]:
+    _, _, stats, _ = cv2.connectedComponentsWithStats((m == cls).astype(np.uint8), connectivity=4)
+    return {(int(y), int(x), int(y + h), int(x + w)) for x, y, w, h, _ in stats[1:]}
+
+
+def test_random_object_bbox_boxes_are_blobs() -> None:
+    m = np.random.default_rng(0).integers(0, 3, (12, 14)).astype(np.int32)
+    rng = ndd.random.RNG(seed=3)
+    for _ in range(20):
+        box, c = ndd.segmentation.random_object_bbox(m, format="box", output_class=True, rng=rng)
+        c = int(np.asarray(c))
+        assert c in (1, 2) and tuple(np.asarray(box).tolist()) in _blob_boxes(m, c)
+    big = max(_blob_boxes(m, 1), key=lambda b: (b[2] - b[0]) * (b[3] - b[1]))
+    k1 = ndd.segmentation.random_object_bbox(m, format="start_end", classes=[1], k_largest=1)
+    lab = cv2.connectedComponentsWithStats((m == 1).astype(np.uint8), connectivity=4)
+    largest = lab[2][1:, 4].argmax()
+    x, y, w, h = lab[2][1 + largest, :4]
+    assert [np.asarray(t).tolist() for t in k1] == [[y, x], [y + h, x + w]]
+    assert big  # the map has class-1 blobs
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"format": "box", "output_class": True},
+        {"format": "start_end", "threshold": [2, 3]},
+        {"foreground_prob": 0.0, "output_class": True},
+    ],
+    ids=["anchor-shape", "box-class", "threshold", "background"],
+)
+def test_random_object_bbox_matches_reference_when_one_object_qualifies(kw: dict) -> None:
+    dndd = dali_ndd()
+    m = np.zeros((8, 8), np.int32)
+    m[0:2, 0:2] = 1
+    m[5:8, 4:8] = 1
+    m[4, 0] = 2
+    if "threshold" not in kw and kw.get("foreground_prob") != 0.0:
+        m[m == 2] = 0
+        m[0:2, 0:2] = 0
+    ours = ndd.segmentation.random_object_bbox(m, rng=ndd.random.RNG(seed=1), **kw)
+    ref = dndd.segmentation.random_object_bbox(dndd.as_tensor(m), **kw)
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    ref = ref if isinstance(ref, tuple) else (ref,)
+    assert [np.asarray(t).tolist() for t in ours] == [np.asarray(t).tolist() for t in ref]
+    assert [np.asarray(t).dtype for t in ours] == [np.asarray(t).dtype for t in ref]
+
+
+def test_random_object_bbox_volume_and_empty_mask() -> None:
+    v = np.zeros((4, 5, 6), np.uint8)
+    v[1:3, 2, 1:4] = 1
+    v[2, 2:4, 3] = 1  # joined through faces across slices
+    a, s = ndd.segmentation.random_object_bbox(v)
+    assert np.asarray(a).tolist() == [1, 2, 1] and np.asarray(s).tolist() == [2, 2, 3]
+    a, s = ndd.segmentation.random_object_bbox(np.zeros((5, 7), np.uint8))
+    assert np.asarray(a).tolist() == [0, 0] and np.asarray(s).tolist() == [5, 7]
