@@ -615,6 +615,10 @@ class Reader:
         if gen is not None:
             gen.close()
         self._active = None
+        p = self._prefetcher  # left running by an interrupted stop: end it now
+        if p is not None:
+            self._prefetcher = None
+            p.stop()
 
     def _call_size(self) -> int:
         """Samples the current ``"fill"`` call yields in all: its shard's size."""
