@@ -613,7 +613,10 @@ class Reader:
     def _close_active(self) -> None:
         gen = self._active() if self._active is not None else None
         if gen is not None:
-            gen.close()
+            try:
+                gen.close()
+            except ValueError:  # still run by an interrupted capture loop's stopping thread
+                pass
         self._active = None
         p = self._prefetcher  # left running by an interrupted stop: end it now
         if p is not None:
