@@ -101,6 +101,11 @@ def _bind_inputs(
     ins = b.ins
     for i, x in enumerate(inputs):
         if x is None:
+            if i == 0 and schema.inputs:  # the data input is never optional
+                raise InvalidTypeError(
+                    f"{name}: input {schema.inputs[0]!r} is None; pass a Tensor, a Batch or "
+                    "an array."
+                )
             ins.append(None)
             continue
         if isinstance(x, Batch):
