@@ -107,10 +107,12 @@ def to_bool(v: Any) -> bool:
     Traceback (most recent call last):
     TypeError: expected a bool (True/False or 0/1), got str 'no'
     """
-    a = v if isinstance(v, np.ndarray) else None
-    if a is None and isinstance(v, (bool, np.bool_, int, np.integer)):
+    a = None
+    if isinstance(v, (bool, np.bool_, int, np.integer, np.ndarray, list, tuple)):
         a = np.asarray(v)
-    if a is not None and a.size == 1 and a.dtype.kind in "biu":
+        if a.size != 1:
+            raise ValueError(f"expected one bool, got {a.size} values")
+    if a is not None and a.dtype.kind in "biu":
         x = a.reshape(()).item()
         if x in (0, 1):
             return bool(x)
