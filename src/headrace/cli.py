@@ -21,6 +21,7 @@ import os
 import platform
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -310,16 +311,33 @@ def main(argv: Sequence[str | os.PathLike[str]] | None = None) -> int:
     if argv is not None:  # paths may be given as os.PathLike (pathlib.Path)
         argv = [os.fspath(a) if isinstance(a, os.PathLike) else a for a in argv]
     args = parser.parse_args(argv)
+    interrupted: list[bool] = []
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        interrupted.append(True)
+        raise KeyboardInterrupt
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if main_thread else None
     try:
-        return COMMANDS[args.command](args)
+        try:
+            status = COMMANDS[args.command](args)
+        finally:  # a repeated or late Ctrl-C must not turn the clean exit into a kill
+            if main_thread:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if not interrupted:
+            return status
+        # the KeyboardInterrupt was swallowed on its way (e.g. raised inside a finalizer)
     except UsageError as e:
         print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        # a repeated or late Ctrl-C must not turn the clean exit into a kill by signal
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        print(f"\n{PROG} {args.command}: interrupted", file=sys.stderr)
-        return 130
+        pass
+    finally:
+        if main_thread and previous is not None and argv is not None:
+            signal.signal(signal.SIGINT, previous)  # called as a function: restore
+    print(f"\n{PROG} {args.command}: interrupted", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,12 @@ from headrace._core import callsite as _callsite
 from headrace._core import displaced as _exceptions
 
 _local = threading.local()
+_POLL_S = 0.05
+
+
+def _alive(ident: int) -> bool:
+    """Whether the thread ``ident`` is still running."""
+    return any(t.ident == ident for t in threading.enumerate())
 
 
 def in_worker() -> bool:
@@ -23,9 +29,18 @@ def in_worker() -> bool:
 
 
 class Invocation:
-    """One operator call: a function producing a tuple of outputs, run at most once."""
+    """One operator call: a function producing a tuple of outputs, run at most once.
 
-    __slots__ = ("deferred", "done", "error", "fn", "lock", "meta", "name", "results", "site")
+    Safe against a ``KeyboardInterrupt`` between any two bytecodes: the claim is one atomic
+    ``dict.setdefault`` (no lock to give back), waiters poll ``done`` in short slices, and a
+    claim its thread abandoned (interrupted before finishing) is taken over by that thread's
+    next wait, or by any thread once the claiming thread has ended.
+    """
+
+    __slots__ = (
+        "_claim", "_finished", "deferred", "done", "error", "fn", "meta", "name", "results",
+        "site",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -40,45 +55,64 @@ class Invocation:
         self.site = site
         self.meta = meta
         self.deferred = deferred
-        self.lock = threading.Lock()
+        self._claim: dict[int, int] = {}
+        self._finished = threading.Lock()  # held until done: waiters sleep on it
+        self._finished.acquire()
         self.done = False
         self.results: tuple[Any, ...] | None = None
         self.error: BaseException | None = None
 
-    def run_claimed(self) -> None:
-        """Run after a successful claim (``lock`` held by the caller); releases the claim."""
+    def _claimed_here(self) -> bool:
+        """Claim the run for this thread (atomic); True when this thread may run it."""
+        me = threading.get_ident()
+        owner = self._claim.setdefault(0, me)
+        if owner == me:
+            return True
+        if not _alive(owner):  # the claiming thread ended without finishing: take over
+            self._claim[0] = me
+            return True
+        return False
+
+    def _run(self) -> None:
         _local.depth = getattr(_local, "depth", 0) + 1
         try:
-            self.results = self.fn()  # type: ignore[misc]
-        except BaseException as e:  # re-raised at consumption
-            if self.site is None:  # running inside the user's call: its frames are live
-                self.site = _callsite.capture(1)
-            _exceptions.attach_callsite(e, self.site)
-            self.error = e
+            fn = self.fn
+            if fn is None:  # finished meanwhile
+                return
+            try:
+                results, error = fn(), None
+            except BaseException as e:  # re-raised at consumption
+                results, error = None, e
+                if self.site is None:  # running inside the user's call: its frames are live
+                    self.site = _callsite.capture(1)
+                _exceptions.attach_callsite(e, self.site)
+            self.results, self.error = results, error
+            self.done = True
+            self.fn = None
+            if error is None:
+                self.site = ()
         finally:
             _local.depth -= 1
-            self.fn = None
-            self.done = True
-            if self.error is None:
-                self.site = ()
-            self.lock.release()
+            if self.done:
+                try:
+                    self._finished.release()
+                except RuntimeError:  # released already
+                    pass
 
     def try_run(self) -> bool:
         """Run now if nobody has claimed it. Returns True when this thread ran it."""
-        if self.done or not self.lock.acquire(blocking=False):
+        if self.done or not self._claimed_here():
             return False
-        if self.done:
-            self.lock.release()
-            return False
-        self.run_claimed()
+        self._run()
         return True
 
     def wait(self) -> tuple[Any, ...]:
         """The outputs, running the call here if nobody has started it (work stealing)."""
-        if not self.done:
-            if not self.try_run():
-                self.lock.acquire()  # wait for the running thread
-                self.lock.release()
+        while not self.done:
+            if self.try_run():
+                continue
+            if self._finished.acquire(timeout=_POLL_S):  # wait for the running thread
+                self._finished.release()
         if self.error is not None:
             raise _exceptions.displaced(self.error, self.site, self.deferred) from self.error
         return self.results  # type: ignore[return-value]

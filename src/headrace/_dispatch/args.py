@@ -98,8 +98,26 @@ def to_int(v: Any) -> int:
 
 
 def to_bool(v: Any) -> bool:
-    """A scalar bool argument."""
-    return bool(np.asarray(v).reshape(()))
+    """A scalar bool argument: ``bool``/``np.bool_``, or an integer 0 or 1 (also as a
+    one-element array); anything else (``"no"``, ``0.5``, ``None``) is refused.
+
+    >>> to_bool(True), to_bool(np.array([1]))
+    (True, True)
+    >>> to_bool("no")
+    Traceback (most recent call last):
+    TypeError: expected a bool (True/False or 0/1), got str 'no'
+    """
+    a = None
+    if isinstance(v, (bool, np.bool_, int, np.integer, np.ndarray, list, tuple)):
+        a = np.asarray(v)
+        if a.size != 1:
+            raise ValueError(f"expected one bool, got {a.size} values")
+    if a is not None and a.dtype.kind in "biu":
+        x = a.reshape(()).item()
+        if x in (0, 1):
+            return bool(x)
+        raise ValueError(f"expected a bool (True/False or 0/1), got {x!r}")
+    raise TypeError(f"expected a bool (True/False or 0/1), got {type(v).__name__} {v!r}")
 
 
 def to_floats(v: Any) -> np.ndarray:

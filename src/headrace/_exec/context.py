@@ -132,7 +132,13 @@ class ThreadPool:
         self._queue: collections.deque[Callable[[], None]] = collections.deque()
         self._cv = threading.Condition(threading.Lock())
         self._threads: list[threading.Thread] = []
-        self._closed = False
+        self._stop = [False]  # shared with the workers, which hold no reference to the pool
+        # an unreachable pool (e.g. the default pool of a thread that ended) stops its workers
+        self._finalizer = weakref.finalize(self, _stop_workers, self._cv, self._stop)
+
+    @property
+    def _closed(self) -> bool:
+        return self._stop[0]
 
     def _ensure_threads(self) -> None:
         _single_threaded_opencv()
@@ -140,7 +146,7 @@ class ThreadPool:
         while len(self._threads) < want:
             t = threading.Thread(
                 target=_pool_worker,
-                args=(weakref.ref(self), self._queue, self._cv),
+                args=(self._queue, self._cv, self._stop),
                 name=f"headrace-pool-{len(self._threads)}",
                 daemon=True,
             )
@@ -196,23 +202,26 @@ class ThreadPool:
         return out
 
     def close(self) -> None:
-        """Stop the worker threads."""
-        self._closed = True
-        with self._cv:
-            self._cv.notify_all()
+        """Stop the worker threads (they end once the work queued before is done)."""
+        self._finalizer()
 
 
-def _pool_worker(pool_ref: Any, queue: collections.deque, cv: threading.Condition) -> None:
+def _stop_workers(cv: threading.Condition, stop: list[bool]) -> None:
+    stop[0] = True
+    with cv:
+        cv.notify_all()
+
+
+def _pool_worker(queue: collections.deque, cv: threading.Condition, stop: list[bool]) -> None:
     while True:
         with cv:
             while not queue:
-                pool = pool_ref()
-                if pool is None or pool._closed:
+                if stop[0]:
                     return
-                del pool
                 cv.wait(timeout=5.0)
             job = queue.popleft()
         job()
+        del job  # the job's closure may reach the pool: keep nothing of it while idle
 
 
 class _Executor:
@@ -233,6 +242,13 @@ class _Executor:
         self._thread: threading.Thread | None = None
         self._long_sleep = True
         self._last_submit = 0.0
+        self._closed = False
+
+    def close(self) -> None:
+        """End the thread once the queue is empty (the owning context was dropped)."""
+        self._closed = True
+        with self._cv:
+            self._cv.notify_all()
 
     def submit(self, inv: Invocation) -> None:
         q = self._queue
@@ -258,6 +274,9 @@ class _Executor:
                 with self._cv:
                     if q:
                         continue
+                    if self._closed:
+                        self._thread = None
+                        return
                     if idle_for < self._ACTIVE:
                         self._cv.wait(timeout=self._POLL)
                         continue
@@ -349,6 +368,8 @@ class EvalContext:
         self._pool: ThreadPool | None = thread_pool
         self._pool_version = -1
         self._executor = _Executor()
+        # a dropped context (e.g. the default one of a thread that ended) ends its executor
+        weakref.finalize(self, self._executor.close)
         self._pending_deferred: list[Any] = []
         self._active_thread: int | None = None
         self._enter_count = 0

@@ -15,7 +15,7 @@ from typing import Any
 
 from headrace._core.batch import Batch
 from headrace._core.eval_mode import EvalMode
-from headrace._exec.producer import END, Emit, Producer
+from headrace._exec.producer import END, Channel, Producer
 from headrace._rng import RNG
 from headrace.capture._graph import CaptureError, Node, Ref, Step
 from headrace.capture._rngs import ScheduledRNG
@@ -109,32 +109,10 @@ class Pipeline:
 
     def start(self, source: Iterator[Any]) -> None:
         """Start computing steps from ``source``."""
-        self._producer = Producer(partial(self._produce, source), self.depth, THREAD_NAME)
-
-    def _stopping(self) -> bool:
-        p = self._producer  # None before start() returned: stop() cannot have run yet
-        return p is not None and p.stopped
-
-    def _produce(self, source: Iterator[Any], emit: Emit) -> None:
-        # the schedules' positions now are those of the body's next step
-        plan = [(id(s.rng), s.pipeline_copy(), s.start, s.period) for s in self.scheds]
-        step = 0
-        try:
-            while not self._stopping():
-                try:
-                    src = next(source)
-                except StopIteration:
-                    return
-                mark_captured(src)
-                feeds = pull_feeds(self.feeders, self.batch_size)
-                rngs = {key: (c, start + step * period) for key, c, start, period in plan}
-                results = compute_step(self.nodes, self.batch_size, src, feeds, rngs)
-                step += 1
-                if not emit(Step(src, feeds, results)):
-                    return
-        finally:
-            if self._stopping():
-                _close(source)
+        produce = partial(
+            _produce, self.nodes, self.feeders, self.scheds, self.batch_size, source
+        )  # the thread must not reach this pipeline (a dropped pipeline ends its thread)
+        self._producer = Producer(produce, self.depth, THREAD_NAME)
 
     def next_step(self) -> Step | None:
         """The next computed step (None at the end of the source); re-raises a source error."""
@@ -148,6 +126,35 @@ class Pipeline:
         if p is not None:
             p.stop()  # returns once the thread ended
             self._producer = None
+
+
+def _produce(
+    nodes: list[Node],
+    feeders: list[Any],
+    scheds: list[ScheduledRNG],
+    batch_size: int,
+    source: Iterator[Any],
+    emit: Channel,
+) -> None:
+    # the schedules' positions now are those of the body's next step
+    plan = [(id(s.rng), s.pipeline_copy(), s.start, s.period) for s in scheds]
+    step = 0
+    try:
+        while not emit.stopped:
+            try:
+                src = next(source)
+            except StopIteration:
+                return
+            mark_captured(src)
+            feeds = pull_feeds(feeders, batch_size)
+            rngs = {key: (c, start + step * period) for key, c, start, period in plan}
+            results = compute_step(nodes, batch_size, src, feeds, rngs)
+            step += 1
+            if not emit(Step(src, feeds, results)):
+                return
+    finally:
+        if emit.stopped:
+            _close(source)
 
 
 def _close(source: Iterator[Any]) -> None:

@@ -185,6 +185,18 @@ def _adjust_output_size(
     return out
 
 
+_MAX_EXTENT = 2**31 - 1
+"""The largest output extent (the kernels' sizes are 32-bit)."""
+
+
+def _size_arg_name(resize_shorter: Any, resize_longer: Any) -> str:
+    if resize_shorter is not None:
+        return "resize_shorter"
+    if resize_longer is not None:
+        return "resize_longer"
+    return "resize_x/resize_y/resize_z"
+
+
 @dataclass(frozen=True)
 class ResizeWindow:
     """Per-spatial-axis result of DALI's size logic: output extents and input ROI."""
@@ -371,6 +383,15 @@ def resize_params(
     if roi_start is not None:
         roi_s = as_float_list(op, "roi_start", roi_start, ndim)
         roi_e = as_float_list(op, "roi_end", roi_end, ndim)
+    for arg, vals in (("size", requested), ("max_size", max_l), ("roi_start", roi_s),
+                      ("roi_end", roi_e)):  # fmt: skip
+        if vals is not None and not all(math.isfinite(v) for v in vals):
+            shown = (
+                arg
+                if arg != "size" or size is not None
+                else _size_arg_name(resize_shorter, resize_longer)
+            )
+            raise InvalidArgumentError(f"{op}: `{shown}` must be finite (got {list(vals)}).")
     win = resize_window(
         in_size,
         requested,
@@ -381,6 +402,11 @@ def resize_params(
         roi_relative=roi_relative,
         subpixel_scale=subpixel_scale,
     )
+    if any(e > _MAX_EXTENT for e in win.out_size):
+        raise InvalidArgumentError(
+            f"{op}: the output size {list(win.out_size)} is too large (each extent at most "
+            f"{_MAX_EXTENT}); check `size`/`resize_*`/`max_size`."
+        )
     out_dtype = _resolve_dtype(op, dtype)
     if out_dtype is not None and in_dtype is not None:
         if out_dtype not in (np.dtype(in_dtype), np.dtype(np.float32)):

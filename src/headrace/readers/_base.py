@@ -409,6 +409,18 @@ def as_paths(value: Any, name: str, reader: str) -> list[str]:
     return [as_path(v, name, reader) for v in value]
 
 
+def _bool_arg(cls: str, name: str, v: Any) -> bool:
+    """A reader's bool parameter: bool/np.bool_ or 0/1 only (``"no"`` is not False)."""
+    if isinstance(v, (bool, np.bool_)) or (
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v in (0, 1)
+    ):
+        return bool(v)
+    raise InvalidTypeError(
+        f"readers.{cls}: argument {name!r} must be a bool (True/False), got "
+        f"{type(v).__name__} {v!r}."
+    )
+
+
 def _positive_int(name: str, value: Any, allow_none: bool = True) -> int | None:
     if value is None and allow_none:
         return None
@@ -466,8 +478,10 @@ class Reader:
         self._max_batch_size = _positive_int("max_batch_size", args["max_batch_size"])
         self._name = str(name) if name is not None else f"{cls}_{next(_names)}"
         self._shard_id, self._num_shards = sh.resolve_shards(args["shard_id"], args["num_shards"])
-        self._stick_to_shard = bool(args["stick_to_shard"])
-        self._random_shuffle = bool(args["random_shuffle"])
+        self._stick_to_shard = _bool_arg(cls, "stick_to_shard", args["stick_to_shard"])
+        self._random_shuffle = _bool_arg(cls, "random_shuffle", args["random_shuffle"])
+        _bool_arg(cls, "pad_last_batch", args["pad_last_batch"])
+        _bool_arg(cls, "enable_checkpointing", args["enable_checkpointing"])
         self._initial_fill = _positive_int("initial_fill", args["initial_fill"])
         self._depth = _positive_int("prefetch_queue_depth", args["prefetch_queue_depth"], False)
         self._last_batch = self._resolve_last_batch(args["last_batch"], args["pad_last_batch"])
@@ -613,8 +627,15 @@ class Reader:
     def _close_active(self) -> None:
         gen = self._active() if self._active is not None else None
         if gen is not None:
-            gen.close()
+            try:
+                gen.close()
+            except ValueError:  # still run by an interrupted capture loop's stopping thread
+                pass
         self._active = None
+        p = self._prefetcher  # left running by an interrupted stop: end it now
+        if p is not None:
+            self._prefetcher = None
+            p.stop()
 
     def _call_size(self) -> int:
         """Samples the current ``"fill"`` call yields in all: its shard's size."""
