@@ -39,7 +39,13 @@ def _schema(
     """A random op: a batch kernel named ``name`` in ``backends/<backend>/random.py`` drawing
     from the call's generator (the GPU kernels draw on the host, then upload)."""
     return OpSchema(
-        f"random.{name}", "random", inputs, _COMMON + args, devices=devices, random=True
+        f"random.{name}",
+        "random",
+        inputs,
+        _COMMON + args,
+        devices=devices,
+        random=True,
+        min_inputs=0,  # shape_like is optional
     )
 
 

@@ -86,10 +86,6 @@ def dispatch(
     return _launch(schema, b, vals, lazy_args, dev, rng)
 
 
-_OPTIONAL_FIRST = frozenset({"shape_like"})
-"""First inputs that may be None (random generators); any other data input is required."""
-
-
 def _bind_inputs(
     schema: OpSchema, inputs: Sequence[Any], batch_size: Any, skips: bool = False
 ) -> _Bound:
@@ -105,7 +101,7 @@ def _bind_inputs(
     ins = b.ins
     for i, x in enumerate(inputs):
         if x is None:
-            if i == 0 and schema.inputs and schema.inputs[0] not in _OPTIONAL_FIRST:
+            if i == 0 and schema.inputs and schema.min_inputs != 0:  # a required data input
                 raise InvalidTypeError(
                     f"{name}: input {schema.inputs[0]!r} is None; pass a Tensor, a Batch or "
                     "an array."

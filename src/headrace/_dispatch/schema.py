@@ -57,6 +57,7 @@ class OpSchema:
     ``family`` names the backend modules (``backends/<backend>/<family>.py``) holding its
     kernels; ``kernel`` the attribute there (default: the last part of ``name``).
     ``capture=False`` keeps the op out of capture-mode recording (it runs eagerly).
+    ``min_inputs=0`` makes every input optional (a ``None`` first input is an error otherwise).
     ``prepare`` (batch kernels only; planned ops have ``Planned.prepare``) turns the call's
     arguments into what the kernel takes before it runs.
     """
