@@ -1395,6 +1395,14 @@ ROWS: tuple[Row, ...] = (
         per_sample=False,
     ),
     Row(
+        "dump_image",
+        ndd.dump_image,
+        (Case((COLOR,), {"suffix": "t"}, "HWC"),),
+        empty=True,
+        bad=({"input_layout": "HW"}, InvalidArgumentError),
+        per_sample=False,
+    ),
+    Row(
         "get_property",
         ndd.get_property,
         (

@@ -11,6 +11,13 @@ from tests._helpers.op_table import ROWS, SAME, Case, Row
 import headrace as ndd
 from headrace._dispatch.schema import REGISTRY
 
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Operators that write files (``dump_image``) write them here, not into the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 BY_NAME = {r.schema: r for r in ROWS}
 #: Seed of the generator every call of a random operator gets.
 SEED = 1234

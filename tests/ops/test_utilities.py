@@ -9,6 +9,9 @@ call that changes nothing (the reference refuses both as no-ops).
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 from tests._helpers.contract import host
@@ -161,3 +164,36 @@ def test_sequence_ops_refuse_non_sequence_layouts():
         host(ndd.sequence_rearrange(b, new_order=[0]))
     with pytest.raises(ShapeError, match="'F'"):
         host(ndd.element_extract(b, element_map=0))
+
+
+def _dumped(nd: Any, imgs: list[np.ndarray], layout: str, where: Path, mp: Any) -> dict:
+    where.mkdir()
+    mp.chdir(where)
+    out = nd.dump_image(nd.batch(imgs, layout=layout), input_layout=layout, suffix="s")
+    assert [np.asarray(t).tolist() for t in out.tensors] == [x.tolist() for x in imgs]
+    return {p.name: p.read_bytes() for p in where.iterdir()}
+
+
+@pytest.mark.dali
+def test_dump_image_writes_the_reference_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(0)
+    hwc = [rng.integers(0, 256, (3, 4, c), np.uint8) for c in (3, 1)]
+    ours = _dumped(ndd, hwc, "HWC", tmp_path / "ours", monkeypatch)
+    assert ours == _dumped(dali_ndd(), hwc, "HWC", tmp_path / "ref", monkeypatch)
+    assert sorted(ours) == ["0-s-0.ppm", "1-s-0.ppm"]
+    # beyond the reference (which refuses CHW): CHW input writes the same files
+    chw = [np.ascontiguousarray(x.transpose(2, 0, 1)) for x in hwc]
+    assert _dumped(ndd, chw, "CHW", tmp_path / "chw", monkeypatch) == ours
+
+
+def test_dump_image_refuses_what_it_cannot_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ndd.HeadraceError, match=r"dump_image: .*uint8"):
+        ndd.dump_image(ndd.batch([np.zeros((2, 2, 3), np.float32)], layout="HWC"))
+    with pytest.raises(ndd.HeadraceError, match=r"dump_image: sample 0: .*channels"):
+        ndd.dump_image(ndd.batch([np.zeros((2, 2, 2), np.uint8)], layout="HWC"))
+    assert not list(tmp_path.iterdir())

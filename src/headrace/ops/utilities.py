@@ -80,6 +80,15 @@ ELEMENT_EXTRACT = _schema(
 GET_PROPERTY = _schema(
     "get_property", args=(Arg("key", to_str, REQUIRED, doc="Property name."),), check=_check_key
 )
+DUMP_IMAGE = _schema(
+    "dump_image",
+    args=(
+        Arg("input_layout", to_layout, "HWC", doc="Layout of the images: 'HWC' or 'CHW'."),
+        Arg("suffix", to_str, "", doc="Added to the file names."),
+    ),
+    inline_bytes=0,
+    capture=False,  # a side effect: it runs at its call, never ahead in a capture pipeline
+)
 REINTERPRET = _schema(
     "reinterpret",
     inputs=("data", "shape_input"),
@@ -356,6 +365,54 @@ def element_extract(
     return outs[0] if len(outs) == 1 else outs
 
 
+def dump_image(
+    input: Any,
+    /,
+    *,
+    input_layout: str | None = None,
+    suffix: str | None = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Save each image to a plain-text PPM file in the working directory (for debugging).
+
+    Sample ``i`` goes to ``{i}-{suffix}-0.ppm`` (``P3`` for 3 channels, ``P2`` for 1), as the
+    reference names them; a later call overwrites the files. The input is returned unchanged.
+
+    Parameters
+    ----------
+    input : Tensor or Batch
+        uint8 images, ``HWC`` (or ``CHW`` with ``input_layout="CHW"``), 1 or 3 channels.
+    input_layout : str, optional
+        ``"HWC"`` (default) or ``"CHW"``.
+    suffix : str, optional
+        Added to the file names (default ``""``).
+    device : str or Device, optional
+        ``"cpu"`` or ``"gpu"`` (GPU images are copied to the host to be written).
+    batch_size : int, optional
+        Broadcast a Tensor input to a batch of this size.
+
+    Returns
+    -------
+    Tensor or Batch
+        The input.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> old = os.getcwd(); os.chdir(tempfile.mkdtemp())
+    >>> _ = ndd.dump_image(ndd.batch([np.zeros((1, 2, 3), np.uint8)], layout="HWC"), suffix="a")
+    >>> open("0-a-0.ppm").read().splitlines()[:3]
+    ['P3', '2 1', '255']
+    >>> os.chdir(old)
+    """
+    out = DUMP_IMAGE.call((input,), **forward_args(locals(), "input"))
+    out.evaluate()  # the files are the point: write them now, whatever the eval mode
+    return out
+
+
 def get_property(input: Any, /, *, key: str, device: Any = None,
                  batch_size: int | None = None) -> Any:  # fmt: skip
     """A property of each sample, as UTF-8 bytes (a 1-D uint8 tensor).
@@ -486,6 +543,7 @@ def sequence_rearrange(
 __all__ = [
     "batch_permutation",
     "cast_like",
+    "dump_image",
     "element_extract",
     "full_like",
     "get_property",

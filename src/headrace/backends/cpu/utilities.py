@@ -15,6 +15,7 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace.backends.cpu.misc import NumpyXP
+from headrace.backends.shared import host
 from headrace.backends.shared import utilities as U
 from headrace.backends.shared.misc import bind
 
@@ -38,6 +39,7 @@ zeros_like = bind(U.zeros_like, NumpyUtilityXP)
 ones_like = bind(U.ones_like, NumpyUtilityXP)
 full_like = bind(U.full_like, NumpyUtilityXP)
 reinterpret = bind(U.reinterpret, NumpyUtilityXP)
+dump_image = host.dump_image
 get_property = bind(U.get_property, NumpyUtilityXP)
 element_extract = bind(U.element_extract, NumpyUtilityXP)
 sequence_rearrange = bind(U.sequence_rearrange, NumpyUtilityXP)

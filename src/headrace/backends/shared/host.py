@@ -375,3 +375,44 @@ def numpy(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     out = Batch._wrap(outs, out_dt, None, CPU)
     out._sources = x._sources
     return (out,)
+
+
+# --- dump_image ----------------------------------------------------------------------------------
+def ppm_text(img: np.ndarray) -> str:
+    """``img`` (H, W, 1 or 3; uint8) as the plain-text PPM (``P3``) or PGM (``P2``) the reference
+    writes: a header, then one line of space-separated values per row.
+
+    Examples
+    --------
+    >>> ppm_text(np.array([[[0], [255]]], np.uint8)).splitlines()
+    ['P2', '2 1', '255', '0 255 ']
+    """
+    h, w, c = img.shape
+    rows = img.reshape(h, w * c)
+    body = "".join(" ".join(map(str, r.tolist())) + " \n" for r in rows)
+    return f"{'P3' if c == 3 else 'P2'}\n{w} {h}\n255\n{body}"
+
+
+def dump_image(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
+    """Write sample ``i`` to ``{i}-{suffix}-0.ppm`` in the working directory (as the reference
+    names them); the input passes through unchanged."""
+    x = ins[0]
+    lay = v["input_layout"]
+    if x._dtype is not _dt.uint8:
+        raise InvalidArgumentError(f"{kc.name}: images must be uint8 (got {x._dtype}).")
+    if lay not in ("HWC", "CHW"):
+        raise InvalidArgumentError(f"{kc.name}: input_layout must be 'HWC' or 'CHW' (got {lay!r}).")
+
+    def one(i: int) -> None:
+        img = np.asarray(x._samples[i])  # type: ignore[index]
+        if img.ndim != 3:
+            raise InvalidArgumentError(f"a 3-D {lay} image is needed (got shape {img.shape})")
+        if lay == "CHW":
+            img = img.transpose(1, 2, 0)
+        if img.shape[2] not in (1, 3):
+            raise InvalidArgumentError(f"1 or 3 channels are needed (got {img.shape[2]})")
+        with open(f"{i}-{v['suffix']}-0.ppm", "w", encoding="ascii") as f:
+            f.write(ppm_text(img))
+
+    kc.map(one, parallel=False)
+    return (x,)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import torch
 
 from headrace._core import dtype as _dt
+from headrace.backends.shared import host
 from headrace.backends.shared import utilities as U
 from headrace.backends.shared.misc import bind
 from headrace.backends.torch.misc import TorchXP
@@ -39,6 +40,7 @@ zeros_like = bind(U.zeros_like, TorchUtilityXP)
 ones_like = bind(U.ones_like, TorchUtilityXP)
 full_like = bind(U.full_like, TorchUtilityXP)
 reinterpret = bind(U.reinterpret, TorchUtilityXP)
+dump_image = host.on_host(host.dump_image)
 get_property = bind(U.get_property, TorchUtilityXP)
 element_extract = bind(U.element_extract, TorchUtilityXP)
 sequence_rearrange = bind(U.sequence_rearrange, TorchUtilityXP)
