@@ -1,4 +1,4 @@
-"""Bounding-box operators for detection pipelines: bb_flip, bbox_paste, box_encoder,
+"""Bounding-box operators for detection pipelines: bb_flip, bbox_paste, bbox_rotate, box_encoder,
 random_bbox_crop, roi_random_crop and random_crop_generator.
 
 Boxes are float ``[N, 4]`` tensors in relative coordinates (``[0, 1]`` of the image), either
@@ -43,6 +43,7 @@ from headrace.ops._geometry_params import random_crop_window
 __all__ = [
     "bb_flip",
     "bbox_paste",
+    "bbox_rotate",
     "box_encoder",
     "random_bbox_crop",
     "random_crop_generator",
@@ -78,6 +79,24 @@ BBOX_PASTE = _schema(
         Arg("paste_x", to_float, 0.5, per_sample=True, doc="Horizontal paste position."),
         Arg("paste_y", to_float, 0.5, per_sample=True, doc="Vertical paste position."),
         Arg("ratio", to_float, REQUIRED, per_sample=True, doc="Canvas size / image size."),
+    ),
+    devices=("cpu",),
+)
+BBOX_ROTATE = _schema(
+    "bbox_rotate",
+    inputs=("bboxes", "labels"),
+    min_inputs=1,
+    num_outputs=2,  # the public function drops the labels when none are given
+    args=(
+        Arg("angle", to_float, REQUIRED, per_sample=True, doc="Rotation in degrees."),
+        Arg("bbox_layout", to_layout, "xyXY", doc="'xyXY' or 'xyWH'."),
+        Arg("bbox_normalized", to_bool, True, doc="Boxes are relative to the image size."),
+        Arg("input_shape", to_ints, REQUIRED, per_sample=True, doc="Shape of the image."),
+        Arg("keep_size", to_bool, False, doc="The rotated image keeps its size."),
+        Arg("mode", to_str, "expand", doc="'expand', 'halfway' or 'fixed'."),
+        Arg("remove_threshold", to_float, 0.1, doc="Fraction inside the canvas to keep a box."),
+        Arg("shape_layout", to_layout, "HW", doc="Meaning of the input_shape extents."),
+        Arg("size", _floats_or_none, None, per_sample=True, doc="Output canvas (H, W)."),
     ),
     devices=("cpu",),
 )
@@ -253,6 +272,76 @@ def bbox_paste(
     [[0.0, 0.25, 0.5, 0.75]]
     """
     return BBOX_PASTE.call((input,), **forward_args(locals(), "input"))
+
+
+def bbox_rotate(
+    bboxes: Any,
+    labels: Any = None,
+    /,
+    *,
+    angle: Any,
+    input_shape: Any,
+    bbox_layout: str | None = None,
+    bbox_normalized: bool | None = None,
+    keep_size: bool | None = None,
+    mode: str | None = None,
+    remove_threshold: float | None = None,
+    shape_layout: str | None = None,
+    size: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Boxes that stay on their objects when the image is rotated (as ``ndd.rotate`` does).
+
+    Rotate the boxes before the image: they need its original shape. Each box's centre turns
+    ``angle`` degrees counter-clockwise about the image centre into the output canvas (the
+    image with ``keep_size``, ``size``, or the expanded canvas ``rotate`` makes); its size is
+    the rotated box's bounding box (``mode="expand"``), the original size (``"fixed"``) or
+    halfway between. Boxes are clipped to the canvas; those of which less than
+    ``remove_threshold`` of the area remains are removed, with their labels.
+
+    Parameters
+    ----------
+    bboxes : Tensor or Batch
+        Float boxes ``[N, 4]``.
+    labels : Tensor or Batch, optional
+        Their labels, ``[N]`` or ``[N, 1]``.
+    angle : float or Batch
+        Rotation angle in degrees (counter-clockwise).
+    input_shape : sequence of int or Batch
+        The image's shape, ordered as ``shape_layout`` says (``HW``; ``HWC`` works too).
+    bbox_layout : str, optional
+        ``"xyXY"`` (default) or ``"xyWH"``.
+    bbox_normalized : bool, optional
+        Boxes are relative to the image (default True); otherwise in pixels.
+    keep_size : bool, optional
+        The canvas is the image's size (default False: expanded to hold the rotated image).
+    mode : str, optional
+        ``"expand"`` (default), ``"halfway"`` or ``"fixed"``.
+    remove_threshold : float, optional
+        Minimum fraction of a box left inside the canvas, in ``[0, 1]`` (default 0.1).
+    shape_layout : str, optional
+        Meaning of the extents of ``input_shape`` (default ``"HW"``).
+    size : sequence of float or Batch, optional
+        Canvas ``(H, W)`` given to ``rotate`` (excludes ``keep_size``).
+
+    Returns
+    -------
+    Tensor or Batch, or tuple
+        float32 boxes in the input's layout (relative to the canvas when normalized), and the
+        kept labels when ``labels`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> b = ndd.tensor(np.array([[0.1, 0.2, 0.3, 0.4]], np.float32))
+    >>> r = ndd.bbox_rotate(b, angle=90.0, input_shape=[100, 100])
+    >>> r.torch().double().round(decimals=3).tolist()
+    [[0.2, 0.7, 0.4, 0.9]]
+    """
+    res = BBOX_ROTATE.call((bboxes, labels), **forward_args(locals(), "bboxes", "labels"))
+    return res if labels is not None else res[0]
 
 
 def box_encoder(

@@ -35,6 +35,30 @@ _slice = builtins.slice
 _f32 = np.float32
 
 
+def dali_radians(angle_deg: float) -> float:
+    """The angle in radians as DALI computes it (float32 degrees times float32 pi/180)."""
+    return float(_f32(_f32(angle_deg) * _f32(math.pi / 180)))
+
+
+def rotated_canvas_size(h: int, w: int, angle: float) -> tuple[int, int]:
+    """DALI's output (height, width) for rotating an ``h`` x ``w`` image by ``angle`` degrees.
+
+    Examples
+    --------
+    >>> rotated_canvas_size(10, 10, 30.0)
+    (14, 14)
+    """
+    a = dali_radians(-angle)
+    c, s = abs(math.cos(a)), abs(math.sin(a))
+    eps = 1e-2
+    w_out = math.ceil(c * w + s * h - eps)
+    h_out = math.ceil(c * h + s * w - eps)
+    pw, ph = (w % 2, h % 2) if s <= c else (h % 2, w % 2)
+    w_out += (w_out % 2) ^ pw
+    h_out += (h_out % 2) ^ ph
+    return h_out, w_out
+
+
 def overlap(
     anchor: Sequence[int], shape: Sequence[int], in_shape: Sequence[int]
 ) -> tuple[tuple[slice, ...], tuple[slice, ...], bool]:
