@@ -1852,6 +1852,46 @@ ROWS: tuple[Row, ...] = (
         devices=("cpu",),
     ),
     Row(
+        "bbox_rotate",
+        ndd.bbox_rotate,
+        (
+            Case(
+                (BOXES, BOX_LABELS),
+                {"angle": per_sample(30.0, -75.0, 200.0), "input_shape": [100, 160]},
+                out_layout=None,
+                output=0,
+            ),
+            Case(
+                (BOXES, BOX_LABELS),
+                {
+                    "angle": 50.0,
+                    "input_shape": per_sample([80, 60, 3], [40, 90, 3], [64, 64, 1]),
+                    "keep_size": True,
+                    "mode": "halfway",
+                    "remove_threshold": 0.4,
+                },
+                out_layout=None,
+                output=1,
+                id="keep-size-labels",
+            ),
+            Case(
+                (BOXES,),
+                {
+                    "angle": 100.0,
+                    "input_shape": [120, 90],
+                    "shape_layout": "WH",
+                    "size": [70, 150],
+                    "mode": "fixed",
+                },
+                out_layout=None,
+                id="size-fixed",
+            ),
+        ),
+        empty=True,
+        bad=({"mode": "shrink"}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
         "box_encoder",
         ndd.box_encoder,
         (

@@ -81,6 +81,49 @@ def test_bbox_paste_matches_reference(ltrb: bool) -> None:
     assert max_diff(_host(ours), _dali_host(ref)) <= 1e-7
 
 
+ROTATE_CASES = [
+    {"angle": 30.0, "input_shape": [100, 200]},
+    {"angle": -75.0, "input_shape": [101, 57], "mode": "fixed"},
+    {"angle": 130.0, "input_shape": [64, 90, 3], "mode": "halfway", "keep_size": True},
+    {"angle": 250.0, "input_shape": [90, 40], "shape_layout": "WH", "size": [70.6, 150.2]},
+    {"angle": 45.5, "input_shape": [80, 80], "keep_size": True, "remove_threshold": 0.6},
+    {"angle": 10.0, "input_shape": [50, 70], "bbox_normalized": False, "remove_threshold": 0.0},
+]
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("kw", ROTATE_CASES, ids=lambda kw: "-".join(map(str, kw.values())))
+@pytest.mark.parametrize("xywh", [False, True], ids=["xyXY", "xyWH"])
+def test_bbox_rotate_matches_reference(kw: dict, xywh: bool) -> None:
+    dndd = dali_ndd()
+    boxes = [b.copy() for b in BOXES]
+    boxes[0][0] = [0.0, 0.0, 0.3, 0.2]  # a corner box, partly outside most rotated canvases
+    if not kw.get("bbox_normalized", True):
+        boxes = [b * np.float32(40) for b in boxes]
+    if xywh:
+        for b in boxes:
+            b[:, 2:] -= b[:, :2]
+        kw = {**kw, "bbox_layout": "xyWH"}
+    labels = [np.arange(len(b), dtype=np.int32).reshape(-1, 1) for b in boxes]
+    ours_b, ours_l = ndd.bbox_rotate(ndd.batch(boxes), ndd.batch(labels), **kw)
+    ref_b, ref_l = dndd.bbox_rotate(_dali_batch(boxes), _dali_batch(labels), **kw)
+    assert [np.asarray(t).tolist() for t in ours_l.cpu()] == [t.tolist() for t in _dali_host(ref_l)]
+    tol = 4e-5 if kw.get("bbox_normalized", True) is False else 4e-7
+    assert max_diff(_host(ours_b), _dali_host(ref_b)) <= tol
+    alone = ndd.bbox_rotate(ndd.batch(boxes), **kw)
+    assert max_diff(_host(alone), _host(ours_b)) == 0
+
+
+def test_bbox_rotate_errors_name_the_argument() -> None:
+    b = ndd.tensor(np.array([[0.1, 0.1, 0.5, 0.5]], np.float32))
+    with pytest.raises(InvalidArgumentError, match="mutually exclusive"):
+        ndd.bbox_rotate(b, angle=10.0, input_shape=[10, 10], keep_size=True, size=[5, 5]).evaluate()
+    with pytest.raises(InvalidArgumentError, match="bbox_layout"):
+        ndd.bbox_rotate(b, angle=10.0, input_shape=[10, 10], bbox_layout="xyXYZ").evaluate()
+    with pytest.raises(InvalidArgumentError, match="remove_threshold"):
+        ndd.bbox_rotate(b, angle=10.0, input_shape=[10, 10], remove_threshold=1.5).evaluate()
+
+
 ANCHORS = np.array(
     [
         [x, y, x + w, y + w]

@@ -156,8 +156,8 @@ def _rotate_canvas(a: Vals, h: int, w: int) -> tuple[int, int]:
 def rotate_boxes(b: np.ndarray, a: Vals) -> tuple[np.ndarray, np.ndarray]:
     """Boxes ``[N, 4]`` rotated with their image by ``a["angle"]`` degrees counter-clockwise
     about its centre, in the output canvas (``mode``: the rotated box's bounding box, the box's
-    own extents, swapped past 45 degrees, or halfway between); and the indices of the boxes kept (those of which at
-    least ``remove_threshold`` of the area lies inside the canvas)."""
+    own extents, swapped past 45 degrees, or halfway between); and the indices of the boxes
+    kept (those of which at least ``remove_threshold`` of the area lies inside the canvas)."""
     layout, mode, thr = a["bbox_layout"], a["mode"], a["remove_threshold"]
     if layout not in ("xyXY", "xyWH"):
         raise InvalidArgumentError(
