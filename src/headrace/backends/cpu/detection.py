@@ -633,3 +633,22 @@ def random_crop_generator(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple
     anchors = [np.asarray(w[0], np.int32) for w in wins]
     shapes = [np.asarray(w[1], np.int32) for w in wins]
     return _wrap(kc, anchors, _dt.int32), _wrap(kc, shapes, _dt.int32)
+
+
+# --- multi_paste --------------------------------------------------------------------------------
+def multi_paste(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
+    """``multi_paste`` on numpy images: the regions ``v["plans"]`` lists, pasted in order."""
+    from headrace._core.saturate import saturate
+
+    dt: _dt.DType = v["dtype"]
+    np_dt = dt.numpy
+
+    def one(i: int) -> np.ndarray:
+        shape, regions = v["plans"][i]
+        out = np.zeros(shape, np_dt)
+        for k, j, iy, ix, h, w, oy, ox in regions:
+            src = np.asarray(ins[k]._samples[j])[iy : iy + h, ix : ix + w]
+            out[oy : oy + h, ox : ox + w] = src if src.dtype == np_dt else saturate(src, np_dt)
+        return out
+
+    return (Batch._wrap(kc.map(one), dt, "HWC", kc.device),)
