@@ -501,8 +501,9 @@ def multi_paste(
     """Paste regions of several images into each output canvas (mosaic, cut-and-paste).
 
     With ``in_ids`` (one input batch), output sample ``i`` gets the samples ``in_ids[i]`` of
-    the batch (the output batch has the input's size); without it, sample ``i`` of every input, in input order. Regions are pasted in
-    order (later ones cover earlier ones) on a zero canvas. Per-region arguments are ``[k, 2]``
+    the batch (the output batch has the input's size); without it, sample ``i`` of every input,
+    in input order. Regions are pasted in order (later ones cover earlier ones) on a zero
+    canvas. Per-region arguments are ``[k, 2]``
     (H, W) arrays, one row per region; relative ones are fractions of the source sample
     (``in_anchors_rel``, ``shapes_rel``) or of the canvas (``out_anchors_rel``), starts rounded
     down and sizes up. Every region must lie inside its source and the canvas.

@@ -1,6 +1,6 @@
 """Torch kernels of the bounding-box operators that run on the GPU (``ops/detection.py``):
-``bb_flip``, ``box_encoder`` and ``multi_paste``. The other box operators run on the CPU only, as in the
-reference.
+``bb_flip``, ``box_encoder`` and ``multi_paste``. The other box operators run on the CPU
+only, as in the reference.
 
 Examples
 --------
