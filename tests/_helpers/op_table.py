@@ -163,6 +163,9 @@ BOX_LABELS = [np.arange(1, len(b) + 1, dtype=np.int32) for b in BOXES]
 ANCHORS = np.array(
     [[x, y, x + 0.3, y + 0.3] for x in (0.0, 0.25, 0.5, 0.7) for y in (0.0, 0.35, 0.7)], np.float32
 )
+_rng = np.random.default_rng(31)
+PASTE_IMGS = [_rng.integers(0, 255, s, dtype=np.uint8) for s in ((8, 7, 3), (6, 9, 3), (7, 7, 3))]
+PASTE_SAME = [_rng.integers(0, 255, (6, 8, 1), dtype=np.uint8) for _ in range(3)]
 IMAGE_SHAPES = [np.array(s, np.int64) for s in ((100, 200, 3), (50, 40, 3), (64, 64, 1))]
 _rng = np.random.default_rng(29)
 LABEL_MAPS = [_rng.integers(0, 3, s).astype(np.int32) for s in ((7, 9), (5, 5), (6, 8))]
@@ -1860,6 +1863,46 @@ ROWS: tuple[Row, ...] = (
         devices=("cpu",),
     ),
     Row(
+        "bbox_rotate",
+        ndd.bbox_rotate,
+        (
+            Case(
+                (BOXES, BOX_LABELS),
+                {"angle": per_sample(30.0, -75.0, 200.0), "input_shape": [100, 160]},
+                out_layout=None,
+                output=0,
+            ),
+            Case(
+                (BOXES, BOX_LABELS),
+                {
+                    "angle": 50.0,
+                    "input_shape": per_sample([80, 60, 3], [40, 90, 3], [64, 64, 1]),
+                    "keep_size": True,
+                    "mode": "halfway",
+                    "remove_threshold": 0.4,
+                },
+                out_layout=None,
+                output=1,
+                id="keep-size-labels",
+            ),
+            Case(
+                (BOXES,),
+                {
+                    "angle": 100.0,
+                    "input_shape": [120, 90],
+                    "shape_layout": "WH",
+                    "size": [70, 150],
+                    "mode": "fixed",
+                },
+                out_layout=None,
+                id="size-fixed",
+            ),
+        ),
+        empty=True,
+        bad=({"mode": "shrink"}, InvalidArgumentError),
+        devices=("cpu",),
+    ),
+    Row(
         "box_encoder",
         ndd.box_encoder,
         (
@@ -1883,6 +1926,37 @@ ROWS: tuple[Row, ...] = (
         empty=True,
         bad=({"anchors": [0.0, 0.0, 1.0]}, InvalidArgumentError),
         per_sample=False,
+    ),
+    Row(
+        "multi_paste",
+        ndd.multi_paste,
+        (
+            Case(
+                (PASTE_IMGS,),
+                {
+                    "in_ids": per_sample([0, 2], [1], [2, 0], dtype=np.int32),
+                    "output_size": [9, 10],
+                    "in_anchors": per_sample([[1, 0], [0, 2]], [[1, 1]], [[0, 0], [3, 3]]),
+                    "shapes": per_sample([[4, 5], [3, 3]], [[5, 4]], [[6, 6], [2, 2]]),
+                    "out_anchors": per_sample([[0, 0], [5, 6]], [[4, 5]], [[1, 1], [2, 2]]),
+                },
+                "HWC",
+                batch_level=True,
+                id="in-ids",
+            ),
+            Case(
+                (PASTE_SAME, PASTE_SAME[::-1]),
+                {
+                    "out_anchors_rel": [[0.0, 0.0], [0.5, 0.4]],
+                    "shapes_rel": [[0.5, 0.6], [0.5, 0.5]],
+                    "dtype": ndd.float32,
+                },
+                "HWC",
+                id="two-inputs-rel",
+            ),
+        ),
+        empty=True,
+        bad=({"out_anchors": [[7, 7]], "shapes": [[5, 5]]}, InvalidArgumentError),
     ),
     Row(
         "random_bbox_crop",

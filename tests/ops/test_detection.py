@@ -81,6 +81,49 @@ def test_bbox_paste_matches_reference(ltrb: bool) -> None:
     assert max_diff(_host(ours), _dali_host(ref)) <= 1e-7
 
 
+ROTATE_CASES = [
+    {"angle": 30.0, "input_shape": [100, 200]},
+    {"angle": -75.0, "input_shape": [101, 57], "mode": "fixed"},
+    {"angle": 130.0, "input_shape": [64, 90, 3], "mode": "halfway", "keep_size": True},
+    {"angle": 250.0, "input_shape": [90, 40], "shape_layout": "WH", "size": [70.6, 150.2]},
+    {"angle": 45.5, "input_shape": [80, 80], "keep_size": True, "remove_threshold": 0.6},
+    {"angle": 10.0, "input_shape": [50, 70], "bbox_normalized": False, "remove_threshold": 0.0},
+]
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("kw", ROTATE_CASES, ids=lambda kw: "-".join(map(str, kw.values())))
+@pytest.mark.parametrize("xywh", [False, True], ids=["xyXY", "xyWH"])
+def test_bbox_rotate_matches_reference(kw: dict, xywh: bool) -> None:
+    dndd = dali_ndd()
+    boxes = [b.copy() for b in BOXES]
+    boxes[0][0] = [0.0, 0.0, 0.3, 0.2]  # a corner box, partly outside most rotated canvases
+    if not kw.get("bbox_normalized", True):
+        boxes = [b * np.float32(40) for b in boxes]
+    if xywh:
+        for b in boxes:
+            b[:, 2:] -= b[:, :2]
+        kw = {**kw, "bbox_layout": "xyWH"}
+    labels = [np.arange(len(b), dtype=np.int32).reshape(-1, 1) for b in boxes]
+    ours_b, ours_l = ndd.bbox_rotate(ndd.batch(boxes), ndd.batch(labels), **kw)
+    ref_b, ref_l = dndd.bbox_rotate(_dali_batch(boxes), _dali_batch(labels), **kw)
+    assert [np.asarray(t).tolist() for t in ours_l.cpu()] == [t.tolist() for t in _dali_host(ref_l)]
+    tol = 4e-5 if kw.get("bbox_normalized", True) is False else 4e-7
+    assert max_diff(_host(ours_b), _dali_host(ref_b)) <= tol
+    alone = ndd.bbox_rotate(ndd.batch(boxes), **kw)
+    assert max_diff(_host(alone), _host(ours_b)) == 0
+
+
+def test_bbox_rotate_errors_name_the_argument() -> None:
+    b = ndd.tensor(np.array([[0.1, 0.1, 0.5, 0.5]], np.float32))
+    with pytest.raises(InvalidArgumentError, match="mutually exclusive"):
+        ndd.bbox_rotate(b, angle=10.0, input_shape=[10, 10], keep_size=True, size=[5, 5]).evaluate()
+    with pytest.raises(InvalidArgumentError, match="bbox_layout"):
+        ndd.bbox_rotate(b, angle=10.0, input_shape=[10, 10], bbox_layout="xyXYZ").evaluate()
+    with pytest.raises(InvalidArgumentError, match="remove_threshold"):
+        ndd.bbox_rotate(b, angle=10.0, input_shape=[10, 10], remove_threshold=1.5).evaluate()
+
+
 ANCHORS = np.array(
     [
         [x, y, x + w, y + w]
@@ -379,3 +422,87 @@ def test_random_object_bbox_volume_and_empty_mask() -> None:
     assert np.asarray(a).tolist() == [1, 2, 1] and np.asarray(s).tolist() == [2, 2, 3]
     a, s = ndd.segmentation.random_object_bbox(np.zeros((5, 7), np.uint8))
     assert np.asarray(a).tolist() == [0, 0] and np.asarray(s).tolist() == [5, 7]
+
+
+# --- multi_paste ----------------------------------------------------------------------------------
+_PRNG = np.random.default_rng(7)
+PASTE = [
+    _PRNG.integers(0, 255, (h, w, 3), dtype=np.uint8) for h, w in ((20, 30), (25, 18), (16, 16))
+]
+PASTE_IDS = [np.int32([0, 2, 1]), np.int32([1]), np.int32([2, 2])]
+
+
+def _paste_kw(rel: bool) -> dict:
+    if rel:
+        pick = [
+            {
+                "in_anchors_rel": np.float32([[0.1, 0.33], [0.5, 0.26], [0.0, 0.7]]),
+                "shapes_rel": np.float32([[0.5, 0.4], [0.3, 0.3], [0.2, 0.3]]),
+                "out_anchors_rel": np.float32([[0.1, 0.5], [0.66, 0.16], [0.3, 0.4]]),
+            }
+        ] * 3
+        return {k: [p[k][: len(i)] for p, i in zip(pick, PASTE_IDS)] for k in pick[0]}
+    return {
+        "in_anchors": [
+            np.int32([[1, 2], [0, 0], [5, 3]]),
+            np.int32([[4, 1]]),
+            np.int32([[0, 0], [3, 3]]),
+        ],
+        "shapes": [
+            np.int32([[10, 12], [8, 8], [6, 5]]),
+            np.int32([[12, 10]]),
+            np.int32([[16, 16], [5, 7]]),
+        ],
+        "out_anchors": [
+            np.int32([[0, 0], [5, 6], [10, 20]]),
+            np.int32([[3, 4]]),
+            np.int32([[0, 0], [9, 2]]),
+        ],
+    }
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("rel", [False, True], ids=["absolute", "relative"])
+def test_multi_paste_in_ids_matches_reference(rel: bool, device: str) -> None:
+    dndd = dali_ndd()
+    kw = _paste_kw(rel)
+    ours = ndd.multi_paste(
+        ndd.batch(PASTE, layout="HWC"),
+        in_ids=ndd.batch(PASTE_IDS),
+        output_size=(30, 30),
+        dtype=ndd.float32 if rel else None,
+        device=device,
+        **{k: ndd.batch(v) for k, v in kw.items()},
+    )
+    ref = dndd.multi_paste(
+        dndd.batch(PASTE, layout="HWC"),
+        in_ids=dndd.batch(PASTE_IDS),
+        output_size=(30, 30),
+        dtype=dndd.float32 if rel else None,
+        **{k: dndd.batch(v) for k, v in kw.items()},
+    )
+    assert max_diff(_host(ours), _dali_host(ref)) == 0
+    assert ours.dtype == (ndd.float32 if rel else ndd.uint8)
+
+
+@pytest.mark.dali
+def test_multi_paste_of_several_inputs_matches_reference(device: str) -> None:
+    dndd = dali_ndd()
+    f = [_PRNG.random((12, 14, 1), dtype=np.float32) * 400 - 50 for _ in range(3)]
+    g = [x * 2 for x in f]
+    kw = {"out_anchors": np.int32([[0, 0], [3, 4]]), "shapes": np.int32([[5, 5], [6, 6]])}
+    ours = ndd.multi_paste(ndd.batch(f), ndd.batch(g), dtype=ndd.uint8, device=device, **kw)
+    ref = dndd.multi_paste(_dali_batch(f), _dali_batch(g), dtype=dndd.uint8, **kw)
+    assert max_diff(_host(ours), _dali_host(ref)) == 0
+
+
+def test_multi_paste_errors_name_the_region() -> None:
+    x = ndd.batch([np.zeros((4, 4, 1), np.uint8)] * 2)
+    with pytest.raises(InvalidArgumentError, match=r"region 0 .* does not fit the output canvas"):
+        ndd.multi_paste(x, out_anchors=np.int32([[2, 2]])).evaluate()
+    with pytest.raises(InvalidArgumentError, match="give output_size"):
+        ndd.multi_paste(
+            ndd.batch([np.zeros((4, 4, 1), np.uint8), np.zeros((3, 4, 1), np.uint8)])
+        ).evaluate()
+    with pytest.raises(InvalidArgumentError, match="in_ids \\[5\\] out of range"):
+        ndd.multi_paste(x, in_ids=[5], output_size=[4, 4]).evaluate()

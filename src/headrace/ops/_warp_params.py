@@ -36,36 +36,14 @@ import numpy as np
 from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.planned import KernelPlan
+from headrace.backends.shared.common import dali_radians as _dali_radians
+from headrace.backends.shared.common import rotated_canvas_size
 from headrace.ops._color_params import to_numpy_dtype
 from headrace.ops._geometry_common import nn_or_linear
 from headrace.types import DALIInterpType
 
 _F32 = np.float32
 _LAYOUTS = ("HWC", "FHWC", "HW", "FHW")
-
-
-def _dali_radians(angle_deg: float) -> float:
-    """The angle in radians as DALI computes it (float32 degrees times float32 pi/180)."""
-    return float(_F32(_F32(angle_deg) * _F32(math.pi / 180)))
-
-
-def rotated_canvas_size(h: int, w: int, angle: float) -> tuple[int, int]:
-    """DALI's output (height, width) for rotating an ``h`` x ``w`` image by ``angle`` degrees.
-
-    Examples
-    --------
-    >>> rotated_canvas_size(10, 10, 30.0)
-    (14, 14)
-    """
-    a = _dali_radians(-angle)
-    c, s = abs(math.cos(a)), abs(math.sin(a))
-    eps = 1e-2
-    w_out = math.ceil(c * w + s * h - eps)
-    h_out = math.ceil(c * h + s * w - eps)
-    pw, ph = (w % 2, h % 2) if s <= c else (h % 2, w % 2)
-    w_out += (w_out % 2) ^ pw
-    h_out += (h_out % 2) ^ ph
-    return h_out, w_out
 
 
 def _spatial(op: str, shape: Sequence[int], layout: str | None) -> tuple[int, int]:

@@ -1,5 +1,6 @@
-"""Bounding-box operators for detection pipelines: bb_flip, bbox_paste, box_encoder,
-random_bbox_crop, roi_random_crop and random_crop_generator.
+"""Bounding-box operators for detection pipelines: bb_flip, bbox_paste, bbox_rotate, box_encoder,
+random_bbox_crop, roi_random_crop and random_crop_generator; and multi_paste, the image mixing
+(mosaic, cut-and-paste) that goes with them.
 
 Boxes are float ``[N, 4]`` tensors in relative coordinates (``[0, 1]`` of the image), either
 ``ltrb`` (left, top, right, bottom) or ``xywh`` (left, top, width, height).
@@ -28,6 +29,7 @@ from headrace._dispatch.args import (
     has_per_sample,
     sample_args,
     to_bool,
+    to_dtype,
     to_float,
     to_floats,
     to_int,
@@ -38,12 +40,15 @@ from headrace._dispatch.args import (
 from headrace._dispatch.kernel_context import KernelContext
 from headrace._dispatch.schema import OpSchema
 from headrace._rng import RNG
+from headrace.backends.shared.common import multi_paste_regions
 from headrace.ops._geometry_params import random_crop_window
 
 __all__ = [
     "bb_flip",
     "bbox_paste",
+    "bbox_rotate",
     "box_encoder",
+    "multi_paste",
     "random_bbox_crop",
     "random_crop_generator",
     "roi_random_crop",
@@ -78,6 +83,24 @@ BBOX_PASTE = _schema(
         Arg("paste_x", to_float, 0.5, per_sample=True, doc="Horizontal paste position."),
         Arg("paste_y", to_float, 0.5, per_sample=True, doc="Vertical paste position."),
         Arg("ratio", to_float, REQUIRED, per_sample=True, doc="Canvas size / image size."),
+    ),
+    devices=("cpu",),
+)
+BBOX_ROTATE = _schema(
+    "bbox_rotate",
+    inputs=("bboxes", "labels"),
+    min_inputs=1,
+    num_outputs=2,  # the public function drops the labels when none are given
+    args=(
+        Arg("angle", to_float, REQUIRED, per_sample=True, doc="Rotation in degrees."),
+        Arg("bbox_layout", to_layout, "xyXY", doc="'xyXY' or 'xyWH'."),
+        Arg("bbox_normalized", to_bool, True, doc="Boxes are relative to the image size."),
+        Arg("input_shape", to_ints, REQUIRED, per_sample=True, doc="Shape of the image."),
+        Arg("keep_size", to_bool, False, doc="The rotated image keeps its size."),
+        Arg("mode", to_str, "expand", doc="'expand', 'halfway' or 'fixed'."),
+        Arg("remove_threshold", to_float, 0.1, doc="Fraction inside the canvas to keep a box."),
+        Arg("shape_layout", to_layout, "HW", doc="Meaning of the input_shape extents."),
+        Arg("size", _floats_or_none, None, per_sample=True, doc="Output canvas (H, W)."),
     ),
     devices=("cpu",),
 )
@@ -178,6 +201,83 @@ RANDOM_CROP_GENERATOR = _schema(
 )
 
 
+def _paste_plan(kc: KernelContext, ins: list[Batch | None], v: dict[str, Any]) -> dict[str, Any]:
+    """Every output sample's canvas shape and regions (the same for every backend)."""
+    batches = [b for b in ins if b is not None]
+    if v["in_ids"] is not None and len(batches) != 1:
+        raise InvalidArgumentError(
+            f"multi_paste: with in_ids, pass exactly one input batch (got {len(batches)})."
+        )
+    dtypes = {b._dtype for b in batches}
+    if len(dtypes) > 1:
+        raise InvalidArgumentError(
+            f"multi_paste: the inputs must share one type, got {sorted(map(str, dtypes))}."
+        )
+    shapes = [[tuple(s.shape) for s in b._samples] for b in batches]
+    for k, ss in enumerate(shapes):
+        for j, sh in enumerate(ss):
+            if len(sh) != 3:
+                raise InvalidArgumentError(
+                    f"multi_paste: input {k}, sample {j}: expected HWC images (3 dims), got the "
+                    f"shape {list(sh)}. Sequences (FHWC) are not supported yet."
+                )
+    flat = {sh for ss in shapes for sh in ss}
+    default_hw = next(iter(flat))[:2] if len(flat) == 1 else None
+    per = has_per_sample(v)
+    plans = []
+    for i in range(kc.n):
+        a = sample_args(v, i) if per else v
+        try:
+            if a["in_ids"] is not None:
+                ids = [int(j) for j in np.asarray(a["in_ids"]).reshape(-1)]
+                bad = [j for j in ids if not 0 <= j < len(shapes[0])]
+                if bad:
+                    raise InvalidArgumentError(
+                        f"multi_paste: in_ids {bad} out of range for a batch of "
+                        f"{len(shapes[0])} samples."
+                    )
+                sources = [(0, j) for j in ids]
+            else:
+                sources = [(k, i) for k in range(len(batches))]
+            src = [shapes[k][j] for k, j in sources]
+            if len({sh[2] for sh in src}) > 1:
+                raise InvalidArgumentError(
+                    f"multi_paste: the pasted samples differ in channels: {[sh[2] for sh in src]}."
+                )
+            hw, regions = multi_paste_regions(a, sources, src, default_hw)
+            channels = src[0][2] if src else shapes[0][0][2] if shapes[0] else 1
+        except Exception as e:
+            from headrace._dispatch.kernel_context import annotate
+
+            raise annotate(e, kc.name, i, kc.source(i)) from None
+        plans.append(((*hw, channels), regions))
+    out_dt = v["dtype"] if v["dtype"] is not None else batches[0]._dtype
+    return {"plans": plans, "dtype": out_dt}
+
+
+def _ints_or_none(v: Any) -> Any:
+    return None if v is None else to_ints(v)
+
+
+MULTI_PASTE = _schema(
+    "multi_paste",
+    inputs=("input_0", "inputs"),
+    variadic=True,
+    args=(
+        Arg("dtype", to_dtype, None, doc="Output type (default: the inputs')."),
+        Arg("in_anchors", _ints_or_none, None, per_sample=True, doc="Region starts (H, W)."),
+        Arg("in_anchors_rel", _floats_or_none, None, per_sample=True, doc="Relative starts."),
+        Arg("in_ids", _ints_or_none, None, per_sample=True, doc="Samples pasted (one input)."),
+        Arg("out_anchors", _ints_or_none, None, per_sample=True, doc="Where regions go."),
+        Arg("out_anchors_rel", _floats_or_none, None, per_sample=True, doc="Relative targets."),
+        Arg("output_size", _ints_or_none, None, per_sample=True, doc="Canvas (H, W)."),
+        Arg("shapes", _ints_or_none, None, per_sample=True, doc="Region sizes (H, W)."),
+        Arg("shapes_rel", _floats_or_none, None, per_sample=True, doc="Relative sizes."),
+    ),
+    prepare=_paste_plan,
+)
+
+
 def bb_flip(
     input: Any,
     /,
@@ -255,6 +355,76 @@ def bbox_paste(
     return BBOX_PASTE.call((input,), **forward_args(locals(), "input"))
 
 
+def bbox_rotate(
+    bboxes: Any,
+    labels: Any = None,
+    /,
+    *,
+    angle: Any,
+    input_shape: Any,
+    bbox_layout: str | None = None,
+    bbox_normalized: bool | None = None,
+    keep_size: bool | None = None,
+    mode: str | None = None,
+    remove_threshold: float | None = None,
+    shape_layout: str | None = None,
+    size: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Boxes that stay on their objects when the image is rotated (as ``ndd.rotate`` does).
+
+    Rotate the boxes before the image: they need its original shape. Each box's centre turns
+    ``angle`` degrees counter-clockwise about the image centre into the output canvas (the
+    image with ``keep_size``, ``size``, or the expanded canvas ``rotate`` makes); its size is
+    the rotated box's bounding box (``mode="expand"``), the original size (``"fixed"``) or
+    halfway between. Boxes are clipped to the canvas; those of which less than
+    ``remove_threshold`` of the area remains are removed, with their labels.
+
+    Parameters
+    ----------
+    bboxes : Tensor or Batch
+        Float boxes ``[N, 4]``.
+    labels : Tensor or Batch, optional
+        Their labels, ``[N]`` or ``[N, 1]``.
+    angle : float or Batch
+        Rotation angle in degrees (counter-clockwise).
+    input_shape : sequence of int or Batch
+        The image's shape, ordered as ``shape_layout`` says (``HW``; ``HWC`` works too).
+    bbox_layout : str, optional
+        ``"xyXY"`` (default) or ``"xyWH"``.
+    bbox_normalized : bool, optional
+        Boxes are relative to the image (default True); otherwise in pixels.
+    keep_size : bool, optional
+        The canvas is the image's size (default False: expanded to hold the rotated image).
+    mode : str, optional
+        ``"expand"`` (default), ``"halfway"`` or ``"fixed"``.
+    remove_threshold : float, optional
+        Minimum fraction of a box left inside the canvas, in ``[0, 1]`` (default 0.1).
+    shape_layout : str, optional
+        Meaning of the extents of ``input_shape`` (default ``"HW"``).
+    size : sequence of float or Batch, optional
+        Canvas ``(H, W)`` given to ``rotate`` (excludes ``keep_size``).
+
+    Returns
+    -------
+    Tensor or Batch, or tuple
+        float32 boxes in the input's layout (relative to the canvas when normalized), and the
+        kept labels when ``labels`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> b = ndd.tensor(np.array([[0.1, 0.2, 0.3, 0.4]], np.float32))
+    >>> r = ndd.bbox_rotate(b, angle=90.0, input_shape=[100, 100])
+    >>> r.torch().double().round(decimals=3).tolist()
+    [[0.2, 0.7, 0.4, 0.9]]
+    """
+    res = BBOX_ROTATE.call((bboxes, labels), **forward_args(locals(), "bboxes", "labels"))
+    return res if labels is not None else res[0]
+
+
 def box_encoder(
     input_0: Any,
     input_1: Any,
@@ -310,6 +480,82 @@ def box_encoder(
     ([[0.25, 0.25, 0.5, 0.5], [0.75, 0.75, 0.5, 0.5]], [7, 0])
     """
     return BOX_ENCODER.call((input_0, input_1), **forward_args(locals(), "input_0", "input_1"))
+
+
+def multi_paste(
+    input_0: Any,
+    /,
+    *inputs: Any,
+    dtype: Any = None,
+    in_anchors: Any = None,
+    in_anchors_rel: Any = None,
+    in_ids: Any = None,
+    out_anchors: Any = None,
+    out_anchors_rel: Any = None,
+    output_size: Any = None,
+    shapes: Any = None,
+    shapes_rel: Any = None,
+    device: Any = None,
+    batch_size: int | None = None,
+) -> Any:
+    """Paste regions of several images into each output canvas (mosaic, cut-and-paste).
+
+    With ``in_ids`` (one input batch), output sample ``i`` gets the samples ``in_ids[i]`` of
+    the batch (the output batch has the input's size); without it, sample ``i`` of every input,
+    in input order. Regions are pasted in order (later ones cover earlier ones) on a zero
+    canvas. Per-region arguments are ``[k, 2]``
+    (H, W) arrays, one row per region; relative ones are fractions of the source sample
+    (``in_anchors_rel``, ``shapes_rel``) or of the canvas (``out_anchors_rel``), starts rounded
+    down and sizes up. Every region must lie inside its source and the canvas.
+
+    Parameters
+    ----------
+    input_0, *inputs : Tensor or Batch
+        HWC images of one type (a single batch with ``in_ids``).
+    dtype : DType, optional
+        Output type (saturating conversion); default: the inputs'.
+    in_anchors, in_anchors_rel : array or Batch, optional
+        Top-left corner of each region in its source (default 0).
+    in_ids : sequence of int or Batch, optional
+        Indices, in the input batch, of the samples pasted into each output.
+    out_anchors, out_anchors_rel : array or Batch, optional
+        Top-left corner of each region in the canvas (default 0).
+    output_size : sequence of int or Batch, optional
+        Canvas (H, W); needed unless every input sample has the same shape.
+    shapes, shapes_rel : array or Batch, optional
+        Region sizes (default: from the anchor to the end of the source).
+
+    Returns
+    -------
+    Tensor or Batch
+        HWC canvases.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> a = ndd.batch([np.full((2, 2, 1), 5, np.uint8), np.full((2, 2, 1), 9, np.uint8)])
+    >>> ids = ndd.batch([np.int32([0, 1]), np.int32([1])])
+    >>> at = ndd.batch([np.int32([[0, 0], [1, 2]]), np.int32([[0, 1]])])
+    >>> size = ndd.batch([np.int32([[2, 2], [1, 1]]), np.int32([[2, 2]])])
+    >>> out = ndd.multi_paste(a, in_ids=ids, output_size=[2, 3], out_anchors=at, shapes=size)
+    >>> [np.asarray(t)[..., 0].tolist() for t in out.tensors]
+    [[[5, 5, 0], [5, 5, 9]], [[0, 9, 9], [0, 9, 9]]]
+    """
+    return MULTI_PASTE.call(
+        (input_0, *inputs),
+        device=device,
+        batch_size=batch_size,
+        dtype=dtype,
+        in_anchors=in_anchors,
+        in_anchors_rel=in_anchors_rel,
+        in_ids=in_ids,
+        out_anchors=out_anchors,
+        out_anchors_rel=out_anchors_rel,
+        output_size=output_size,
+        shapes=shapes,
+        shapes_rel=shapes_rel,
+    )
 
 
 def random_bbox_crop(

@@ -27,7 +27,7 @@ from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.shared.common import check_encoder_args
+from headrace.backends.shared.common import check_encoder_args, dali_radians, rotated_canvas_size
 
 Vals = dict[str, Any]
 F32 = np.float32
@@ -109,6 +109,127 @@ def bbox_paste(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
         return out.astype(F32, copy=False)
 
     return (_wrap(kc, kc.map(one, parallel=False), _dt.float32),)
+
+
+# --- bbox_rotate --------------------------------------------------------------------------------
+_ROTATE_MODES = ("expand", "halfway", "fixed")
+
+
+def _rotate_hw(a: Vals) -> tuple[int, int]:
+    """The image (height, width) of ``input_shape`` read in ``shape_layout`` order."""
+    shape = np.asarray(a["input_shape"]).reshape(-1)
+    lay = a["shape_layout"]
+    if "H" not in lay or "W" not in lay or len(lay) != len(set(lay)):
+        raise InvalidArgumentError(
+            f"bbox_rotate: shape_layout must name the H and W axes once each, got {lay!r}."
+        )
+    if shape.size < len(lay) and shape.size <= max(lay.index("H"), lay.index("W")):
+        raise InvalidArgumentError(
+            f"bbox_rotate: input_shape {shape.tolist()} has no {lay!r} extents."
+        )
+    h, w = int(shape[lay.index("H")]), int(shape[lay.index("W")])
+    if h <= 0 or w <= 0:
+        raise InvalidArgumentError(
+            f"bbox_rotate: input_shape needs positive H and W, got {shape.tolist()}."
+        )
+    return h, w
+
+
+def _rotate_canvas(a: Vals, h: int, w: int) -> tuple[int, int]:
+    """The output canvas (height, width): ``size``, the image (``keep_size``) or the expanded
+    canvas ``rotate`` makes."""
+    size = None if a["size"] is None else np.asarray(a["size"], np.float64).reshape(-1)
+    if size is not None and size.size:
+        if a["keep_size"]:
+            raise InvalidArgumentError("bbox_rotate: keep_size and size are mutually exclusive.")
+        if size.size != 2 or not np.isfinite(size).all() or (size < 1).any():
+            raise InvalidArgumentError(
+                f"bbox_rotate: size must be two positive numbers (height, width), got "
+                f"{size.tolist()}."
+            )
+        return int(size[0]), int(size[1])
+    if a["keep_size"]:
+        return h, w
+    return rotated_canvas_size(h, w, a["angle"])
+
+
+def rotate_boxes(b: np.ndarray, a: Vals) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes ``[N, 4]`` rotated with their image by ``a["angle"]`` degrees counter-clockwise
+    about its centre, in the output canvas (``mode``: the rotated box's bounding box, the box's
+    own extents, swapped past 45 degrees, or halfway between); and the indices of the boxes
+    kept (those of which at least ``remove_threshold`` of the area lies inside the canvas)."""
+    layout, mode, thr = a["bbox_layout"], a["mode"], a["remove_threshold"]
+    if layout not in ("xyXY", "xyWH"):
+        raise InvalidArgumentError(
+            f"bbox_rotate: bbox_layout must be 'xyXY' or 'xyWH', got {layout!r}."
+        )
+    if mode not in _ROTATE_MODES:
+        raise InvalidArgumentError(
+            f"bbox_rotate: mode must be one of {', '.join(_ROTATE_MODES)}, got {mode!r}."
+        )
+    if not 0 <= thr <= 1:
+        raise InvalidArgumentError(f"bbox_rotate: remove_threshold must be in [0, 1], got {thr}.")
+    if not np.isfinite(a["angle"]):
+        raise InvalidArgumentError(f"bbox_rotate: angle must be finite, got {a['angle']}.")
+    h, w = _rotate_hw(a)
+    ch, cw = _rotate_canvas(a, h, w)
+    x = b.astype(np.float64)
+    lt = x[:, :2]
+    rb = x[:, 2:] if layout == "xyXY" else lt + x[:, 2:]
+    img = np.array([w, h], np.float64)
+    canvas = np.array([cw, ch], np.float64)
+    if a["bbox_normalized"]:
+        lt, rb = lt * img, rb * img
+    centre, half = (lt + rb) / 2 - img / 2, (rb - lt) / 2
+    t = dali_radians(a["angle"])
+    c, s = np.cos(t), np.sin(t)
+    rot = np.array([[c, s], [-s, c]])
+    centre = centre @ rot.T + canvas / 2
+    grown = half @ np.abs(rot).T
+    if mode != "expand":  # "fixed" keeps the size, turned a quarter when the box mostly is
+        kept = half[:, ::-1] if abs(s) > abs(c) else half
+        half = kept if mode == "fixed" else (grown + kept) / 2
+    else:
+        half = grown
+    lo, hi = centre - half, centre + half
+    clo, chi = np.clip(lo, 0, canvas), np.clip(hi, 0, canvas)
+    area = np.prod(hi - lo, axis=1)
+    inside = np.prod(chi - clo, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(area > 0, inside / area, 1.0)
+    keep = np.flatnonzero(frac >= thr)
+    clo, chi = clo[keep], chi[keep]
+    if a["bbox_normalized"]:
+        clo, chi = clo / canvas, chi / canvas
+    out = np.concatenate([clo, chi if layout == "xyXY" else chi - clo], 1)
+    return out.astype(F32), keep
+
+
+def bbox_rotate(kc: KernelContext, ins: list[Batch | None], v: Vals) -> tuple[Batch, Batch]:
+    """``bbox_rotate``: boxes (and their labels, when given) of rotated images."""
+    bx, lb = ins[0], ins[1] if len(ins) > 1 else None
+    assert bx is not None
+    vals = _vals(v, kc.n)
+
+    def one(i: int) -> tuple[np.ndarray, np.ndarray]:
+        b = boxes_of(bx._samples[i], "bbox_rotate: bboxes")
+        if lb is None:
+            return rotate_boxes(b, vals[i])[0], np.zeros(0, np.int32)
+        lab = np.asarray(lb._samples[i])
+        if lab.ndim not in (1, 2) or lab.shape[0] != b.shape[0] or lab.size != b.shape[0]:
+            raise ShapeError(
+                f"bbox_rotate: labels must have the shape [N] or [N, 1] for {b.shape[0]} boxes, "
+                f"got {list(lab.shape)}."
+            )
+        out, keep = rotate_boxes(b, vals[i])
+        return out, lab[keep]
+
+    res = kc.map(one, parallel=False)
+    labels_dt = lb._dtype if lb is not None else _dt.int32
+    return (
+        _wrap(kc, [r[0] for r in res], _dt.float32),
+        Batch._wrap([r[1] for r in res], labels_dt, None, kc.device),
+    )
 
 
 # --- box_encoder --------------------------------------------------------------------------------
@@ -512,3 +633,22 @@ def random_crop_generator(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple
     anchors = [np.asarray(w[0], np.int32) for w in wins]
     shapes = [np.asarray(w[1], np.int32) for w in wins]
     return _wrap(kc, anchors, _dt.int32), _wrap(kc, shapes, _dt.int32)
+
+
+# --- multi_paste --------------------------------------------------------------------------------
+def multi_paste(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
+    """``multi_paste`` on numpy images: the regions ``v["plans"]`` lists, pasted in order."""
+    from headrace._core.saturate import saturate
+
+    dt: _dt.DType = v["dtype"]
+    np_dt = dt.numpy
+
+    def one(i: int) -> np.ndarray:
+        shape, regions = v["plans"][i]
+        out = np.zeros(shape, np_dt)
+        for k, j, iy, ix, h, w, oy, ox in regions:
+            src = np.asarray(ins[k]._samples[j])[iy : iy + h, ix : ix + w]
+            out[oy : oy + h, ox : ox + w] = src if src.dtype == np_dt else saturate(src, np_dt)
+        return out
+
+    return (Batch._wrap(kc.map(one), dt, "HWC", kc.device),)

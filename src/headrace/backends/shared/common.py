@@ -35,6 +35,30 @@ _slice = builtins.slice
 _f32 = np.float32
 
 
+def dali_radians(angle_deg: float) -> float:
+    """The angle in radians as DALI computes it (float32 degrees times float32 pi/180)."""
+    return float(_f32(_f32(angle_deg) * _f32(math.pi / 180)))
+
+
+def rotated_canvas_size(h: int, w: int, angle: float) -> tuple[int, int]:
+    """DALI's output (height, width) for rotating an ``h`` x ``w`` image by ``angle`` degrees.
+
+    Examples
+    --------
+    >>> rotated_canvas_size(10, 10, 30.0)
+    (14, 14)
+    """
+    a = dali_radians(-angle)
+    c, s = abs(math.cos(a)), abs(math.sin(a))
+    eps = 1e-2
+    w_out = math.ceil(c * w + s * h - eps)
+    h_out = math.ceil(c * h + s * w - eps)
+    pw, ph = (w % 2, h % 2) if s <= c else (h % 2, w % 2)
+    w_out += (w_out % 2) ^ pw
+    h_out += (h_out % 2) ^ ph
+    return h_out, w_out
+
+
 def overlap(
     anchor: Sequence[int], shape: Sequence[int], in_shape: Sequence[int]
 ) -> tuple[tuple[slice, ...], tuple[slice, ...], bool]:
@@ -743,3 +767,102 @@ def check_encoder_args(v: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.nd
     if (stds == 0).any():
         raise InvalidArgumentError("box_encoder: stds must not be 0.")
     return anchors.reshape(-1, 4), means, stds
+
+
+# =================================================================================================
+# multi_paste: where each pasted region comes from and goes
+# =================================================================================================
+
+#: One pasted region: (input index, sample index, in_y, in_x, h, w, out_y, out_x).
+PasteRegion = tuple[int, int, int, int, int, int, int, int]
+
+
+def _paste_pairs(a: dict[str, Any], name: str, n: int) -> np.ndarray | None:
+    """The ``[n, 2]`` (H, W) values of the per-region argument ``name`` (``None``: not given)."""
+    v = a.get(name)
+    if v is None:
+        return None
+    arr = np.asarray(v)
+    if arr.size != 2 * n:
+        raise InvalidArgumentError(
+            f"multi_paste: {name} needs {n} (H, W) pairs, one per pasted region, got shape "
+            f"{list(arr.shape)}."
+        )
+    return arr.reshape(n, 2)
+
+
+def _paste_arg(
+    a: dict[str, Any], name: str, n: int, extents: list[tuple[int, int]], ceil: bool
+) -> np.ndarray | None:
+    """Absolute (H, W) per region from ``name`` or ``name_rel`` (relative to ``extents``:
+    starts round down, sizes up, in float32 as the reference computes them)."""
+    absolute = _paste_pairs(a, name, n)
+    rel = _paste_pairs(a, name + "_rel", n)
+    if absolute is not None and rel is not None:
+        raise InvalidArgumentError(f"multi_paste: give {name} or {name}_rel, not both.")
+    if absolute is not None:
+        return absolute.astype(np.int64)
+    if rel is None:
+        return None
+    scaled = rel.astype(_f32) * np.asarray(extents, _f32).reshape(n, 2)
+    return (np.ceil(scaled) if ceil else np.floor(scaled)).astype(np.int64)
+
+
+def multi_paste_regions(
+    a: dict[str, Any],
+    sources: list[tuple[int, int]],
+    src_shapes: list[tuple[int, ...]],
+    default_hw: tuple[int, int] | None,
+) -> tuple[tuple[int, int], list[PasteRegion]]:
+    """The canvas (H, W) of one output sample of ``multi_paste`` and its regions, in paste order.
+
+    ``sources`` are the (input, sample) pairs pasted, ``src_shapes`` their HWC shapes,
+    ``default_hw`` the canvas when ``output_size`` is not given (the uniform input shape).
+
+    Examples
+    --------
+    >>> a = {"output_size": [4, 4], "in_anchors": [[1, 0]], "shapes": [[2, 2]],
+    ...      "out_anchors": [[2, 1]]}
+    >>> multi_paste_regions(a, [(0, 0)], [(3, 3, 1)], None)
+    ((4, 4), [(0, 0, 1, 0, 2, 2, 2, 1)])
+    """
+    n = len(sources)
+    if a.get("output_size") is not None:
+        size = np.asarray(a["output_size"]).reshape(-1)
+        if size.size != 2 or (size < 0).any():
+            raise InvalidArgumentError(
+                f"multi_paste: output_size must be two non-negative extents (H, W), got "
+                f"{size.tolist()}."
+            )
+        out_hw = (int(size[0]), int(size[1]))
+    elif default_hw is not None:
+        out_hw = default_hw
+    else:
+        raise InvalidArgumentError(
+            "multi_paste: the input samples differ in shape; give output_size (H, W)."
+        )
+    in_hw = [(int(s[0]), int(s[1])) for s in src_shapes]
+    in_anchor = _paste_arg(a, "in_anchors", n, in_hw, ceil=False)
+    in_anchor = np.zeros((n, 2), np.int64) if in_anchor is None else in_anchor
+    shape = _paste_arg(a, "shapes", n, in_hw, ceil=True)
+    if shape is None:
+        shape = np.asarray(in_hw, np.int64).reshape(n, 2) - in_anchor
+    out_anchor = _paste_arg(a, "out_anchors", n, [out_hw] * n, ceil=False)
+    out_anchor = np.zeros((n, 2), np.int64) if out_anchor is None else out_anchor
+    regions = []
+    for r, (k, j) in enumerate(sources):
+        (iy, ix), (h, w), (oy, ox) = in_anchor[r], shape[r], out_anchor[r]
+        ih, iw = in_hw[r]
+        if h < 0 or w < 0 or iy < 0 or ix < 0 or iy + h > ih or ix + w > iw:
+            raise InvalidArgumentError(
+                f"multi_paste: region {r} (anchor {[int(iy), int(ix)]}, shape "
+                f"{[int(h), int(w)]}) does not lie inside its source sample of shape "
+                f"{list(src_shapes[r])}."
+            )
+        if oy < 0 or ox < 0 or oy + h > out_hw[0] or ox + w > out_hw[1]:
+            raise InvalidArgumentError(
+                f"multi_paste: region {r} pasted at {[int(oy), int(ox)]} with shape "
+                f"{[int(h), int(w)]} does not fit the output canvas {list(out_hw)}."
+            )
+        regions.append((k, j, int(iy), int(ix), int(h), int(w), int(oy), int(ox)))
+    return out_hw, regions

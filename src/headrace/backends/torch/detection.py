@@ -1,6 +1,6 @@
 """Torch kernels of the bounding-box operators that run on the GPU (``ops/detection.py``):
-``bb_flip`` and ``box_encoder``. The other box operators run on the CPU only, as in the
-reference.
+``bb_flip``, ``box_encoder`` and ``multi_paste``. The other box operators run on the CPU
+only, as in the reference.
 
 Examples
 --------
@@ -18,10 +18,12 @@ import torch
 
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
+from headrace._core.dtype import to_torch_dtype
 from headrace._core.errors import ShapeError
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.shared.common import check_encoder_args
+from headrace.backends.torch.cast import saturate
 
 Vals = dict[str, Any]
 F32 = torch.float32
@@ -129,3 +131,20 @@ def box_encoder(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, Ba
         Batch._wrap([r[0] for r in res], _dt.float32, None, kc.device),
         Batch._wrap([r[1] for r in res], lb._dtype, None, kc.device),
     )
+
+
+def multi_paste(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
+    """``multi_paste`` on torch images: the regions ``v["plans"]`` lists, pasted in order."""
+    dt: _dt.DType = v["dtype"]
+    t_dt = to_torch_dtype(dt)
+    dev = next((s.device for b in ins for s in b._samples), torch.device("cpu"))
+
+    def one(i: int) -> torch.Tensor:
+        shape, regions = v["plans"][i]
+        out = torch.zeros(shape, dtype=t_dt, device=dev)
+        for k, j, iy, ix, h, w, oy, ox in regions:
+            src = ins[k]._samples[j][iy : iy + h, ix : ix + w]
+            out[oy : oy + h, ox : ox + w] = src if src.dtype == t_dt else saturate(src, dt)
+        return out
+
+    return (Batch._wrap(kc.map(one), dt, "HWC", kc.device),)
