@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from headrace.readers._base import Reader, ReaderState
 from headrace.readers.caffe import Caffe, Caffe2
+from headrace.readers.coco import COCO
 from headrace.readers.file import File
 from headrace.readers.mxnet import MXNet
 from headrace.readers.nemo_asr import NemoAsr
@@ -22,6 +23,7 @@ from headrace.readers.tfrecord import TFRecord
 from headrace.readers.webdataset import Webdataset
 
 __all__ = [
+    "COCO",
     "Caffe",
     "Caffe2",
     "File",
