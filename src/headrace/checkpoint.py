@@ -40,6 +40,9 @@ True
 
 from __future__ import annotations
 
+# The reference's checkpoint module exposes these typing names too; programs may import them.
+from typing import Any, NamedTuple  # noqa: F401
+
 from headrace._exec.checkpoint import FORMAT_VERSION, Checkpoint
 from headrace._exec.context import EvalContext
 
