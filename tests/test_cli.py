@@ -158,6 +158,91 @@ def test_preview_bad_out(folder: Path, tmp_path: Path, capsys: pytest.CaptureFix
     assert "cannot write" in capsys.readouterr().err
 
 
+@pytest.fixture(scope="module")
+def audio_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Generated WAVs plus a FLAC and an OGG file (the preview reads what soundfile reads)."""
+    import soundfile as sf
+
+    root = sample_data.audio_folder(tmp_path_factory.mktemp("audio"), num_files=4, seconds=0.5)
+    sr = sample_data.AUDIO_SAMPLE_RATE
+    sf.write(root / "tone" / "extra.flac", sample_data.synthetic_audio(7, "tone", 0.5), sr)
+    sf.write(root / "chirp" / "extra.ogg", sample_data.synthetic_audio(8, "chirp", 0.8), 22050)
+    return root
+
+
+def _speech_grid_ok(out: Path, rows: int, columns: int, filled: int) -> None:
+    grid = cv2.imread(str(out))
+    h, w = 128 + 22 + 2, 224 + 2  # speech tiles are 224 x 128
+    assert grid.shape == (2 + rows * h, 2 + columns * w, 3)
+    for k in range(filled):
+        y, x = 2 + (k // columns) * h, 2 + (k % columns) * w
+        tile = grid[y : y + 128, x : x + 224]
+        assert tile.std() > 10 and (tile != 24).any()  # coloured, not the background
+    if filled < rows * columns:
+        assert (grid[-30:, -200:] == 24).all()  # the empty cell
+
+
+def test_preview_speech(
+    audio_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "speech.png"
+    assert main(["preview", str(audio_dir), "--pipeline", "speech", "--out", str(out),
+                 "--num", "5"]) == 0  # fmt: skip
+    assert f"wrote {out}: 5 log-mel spectrograms" in capsys.readouterr().out
+    _speech_grid_ok(out, rows=2, columns=3, filled=5)
+    # Deterministic; all six files (WAV, FLAC, OGG) fit in a 3 x 2 grid as a JPEG too.
+    again = tmp_path / "again.png"
+    assert main(["preview", str(audio_dir), "--pipeline", "speech", "--out", str(again),
+                 "--num", "5"]) == 0  # fmt: skip
+    assert (cv2.imread(str(out)) == cv2.imread(str(again))).all()
+    jpg = tmp_path / "all.jpg"
+    assert main(["preview", str(audio_dir), "--pipeline", "speech", "--out", str(jpg)]) == 0
+    assert "wrote" in capsys.readouterr().out and cv2.imread(str(jpg)).shape[:2] == (306, 680)
+
+
+def test_preview_speech_low_frequencies_at_the_bottom(tmp_path: Path) -> None:
+    import numpy as np
+    import soundfile as sf
+
+    (tmp_path / "a").mkdir()
+    t = np.arange(8000) / 16000
+    sf.write(tmp_path / "a" / "low.wav", 0.5 * np.sin(2 * np.pi * 300 * t), 16000)
+    out = tmp_path / "low.png"
+    # A flat folder of audio files works too (one class: the folder's name).
+    assert main(["preview", str(tmp_path / "a"), "--pipeline", "speech", "--out", str(out)]) == 0
+    tile = cv2.imread(str(out), cv2.IMREAD_GRAYSCALE)[2:130, 2:226].astype(float)
+    brightest_row = int(tile.mean(axis=1).argmax())
+    assert brightest_row > 96  # a 300 Hz tone sits in the bottom quarter
+
+
+def test_preview_speech_sample_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    monkeypatch.setenv("HEADRACE_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "default.png"
+    assert main(["preview", "--pipeline", "speech", "--out", str(out), "--num", "4"]) == 0
+    assert str(tmp_path / "cache" / "audio-v1") in capsys.readouterr().out
+    wavs = sorted((tmp_path / "cache").glob("audio-v1-*/*/*.wav"))
+    assert len(wavs) == 8 and {p.parent.name for p in wavs} == set(sample_data.AUDIO_CLASSES)
+    before = [p.read_bytes() for p in wavs]
+    assert main(["preview", "--pipeline", "speech", "--out", str(out), "--num", "4"]) == 0
+    assert [p.read_bytes() for p in wavs] == before  # reused, not regenerated
+    _speech_grid_ok(out, rows=2, columns=2, filled=4)
+
+
+def test_preview_speech_corrupt_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.wav").write_bytes(b"RIFF\x00\x00 not really a wave file")
+    assert main(["preview", str(tmp_path), "--pipeline", "speech",
+                 "--out", str(tmp_path / "x.png")]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "bad.wav" in err and "Traceback" not in err
+
+
+def test_preview_speech_no_audio(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["preview", str(folder), "--pipeline", "speech"]) == 2
+    err = capsys.readouterr().err
+    assert "error: no audio files in the sub-folders" in err and "Traceback" not in err
+
+
 def test_info(capsys: pytest.CaptureFixture[str]) -> None:
     import headrace as ndd
 

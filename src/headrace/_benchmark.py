@@ -41,10 +41,19 @@ class ImageList:
     classes: list[str]
 
 
-def list_images(root: str | os.PathLike[str], limit: int | None = None) -> ImageList:
+#: The audio files ``list_images(..., filters=AUDIO_FILTERS)`` lists.
+AUDIO_FILTERS = ("*.wav", "*.flac", "*.ogg")
+
+
+def list_images(
+    root: str | os.PathLike[str],
+    limit: int | None = None,
+    filters: Sequence[str] | None = None,
+) -> ImageList:
     """The images of an ImageNet-style folder (one sub-folder per class), at most ``limit``.
 
-    ``limit`` keeps every k-th image, so that all classes stay represented.
+    ``limit`` keeps every k-th image, so that all classes stay represented. ``filters`` (glob
+    patterns; default: ``readers.File``'s) chooses the files, e.g. :data:`AUDIO_FILTERS`.
 
     Examples
     --------
@@ -69,12 +78,14 @@ def list_images(root: str | os.PathLike[str], limit: int | None = None) -> Image
             f"no class sub-folders in {path}: expected one sub-folder per class holding images "
             "(e.g. train/cat/1.jpg, train/dog/2.jpg)"
         )
+    patterns = list(DEFAULT_FILE_FILTERS if filters is None else filters)
     try:
-        paths, labels = scan_folder(str(path), DEFAULT_FILE_FILTERS)
+        paths, labels = scan_folder(str(path), patterns)
     except OSError:
+        what = "images" if filters is None else "audio files"
+        more = ", ..." if len(patterns) > 4 else ""
         raise FolderError(
-            f"no images in the sub-folders of {path} (looked for "
-            f"{', '.join(DEFAULT_FILE_FILTERS[:4])}, ...)"
+            f"no {what} in the sub-folders of {path} (looked for {', '.join(patterns[:4])}{more})"
         ) from None
     if limit is not None and limit < len(paths):
         step = len(paths) / limit

@@ -3,7 +3,8 @@
 ``headrace bench`` runs a ResNet-50 style input pipeline over a folder of images (default: the
 built-in sample data, generated on first use) and prints throughput, time per batch, CPU use
 and peak memory; ``--compare`` also runs a PyTorch DataLoader + Pillow baseline doing the same
-work. ``headrace preview`` saves a grid of augmented samples with their labels.
+work. ``headrace preview`` saves a grid of augmented samples with their labels (or, with
+``--pipeline speech``, of the log-mel spectrograms of audio files).
 ``headrace info`` says what headrace found on this machine.
 
 Examples
@@ -68,8 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     p = sub.add_parser("preview", help="save a grid of augmented samples with their labels")
-    p.add_argument("dir", nargs="?", metavar="DIR", help=folder_help)
-    p.add_argument("--pipeline", choices=("eval", "train"), default="train")
+    p.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help=folder_help[:-1] + "; with --pipeline speech: audio files, WAV/FLAC/OGG)",
+    )
+    p.add_argument(
+        "--pipeline",
+        choices=("eval", "train", "speech"),
+        default="train",
+        help="speech: log-mel spectrograms of audio files (default: train)",
+    )
     p.add_argument("--out", default="preview.png", help="output image (PNG or JPEG)")
     p.add_argument("--num", type=_positive, default=16, help="number of samples")
     p.add_argument("--seed", type=int, default=0)
@@ -84,6 +95,26 @@ def _images(folder: str | os.PathLike[str] | None, limit: int | None, progress: 
     root = folder if folder is not None else sample_data.image_folder(progress=progress)
     try:
         return _benchmark.list_images(root, limit)
+    except _benchmark.FolderError as e:
+        raise UsageError(str(e)) from None
+
+
+def _audio_files(folder: str | os.PathLike[str] | None) -> Any:
+    """The audio files of ``folder``: one sub-folder per class, or the files of a flat folder."""
+    from headrace import _benchmark, sample_data
+
+    root = folder if folder is not None else sample_data.audio_folder()
+    path = Path(root).expanduser()
+    if path.is_dir() and not any(e.is_dir() for e in os.scandir(path)):
+        suffixes = {f.lstrip("*").lower() for f in _benchmark.AUDIO_FILTERS}
+        flat = sorted(
+            e.path for e in os.scandir(path)
+            if e.is_file() and Path(e.name).suffix.lower() in suffixes
+        )  # fmt: skip
+        if flat:
+            return _benchmark.ImageList(path, flat, [0] * len(flat), [path.name])
+    try:
+        return _benchmark.list_images(root, None, filters=_benchmark.AUDIO_FILTERS)
     except _benchmark.FolderError as e:
         raise UsageError(str(e)) from None
 
@@ -203,6 +234,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
         raise UsageError(f"--out: cannot write {path}: use a name ending in .png or .jpg")
     if not path.parent.is_dir():
         raise UsageError(f"--out: folder {path.parent} does not exist")
+    if args.pipeline == "speech":
+        return _preview_speech(args, path)
     images = _images(args.dir, None)
     n = min(args.num, len(images.paths))
     reader = ndd.readers.File(
@@ -218,6 +251,43 @@ def cmd_preview(args: argparse.Namespace) -> int:
     if not cv2.imwrite(str(path), cv2.cvtColor(grid, cv2.COLOR_RGB2BGR)):
         raise UsageError(f"--out: cannot write {path} (use a .png or .jpg name)")
     print(f"wrote {path}: {n} {args.pipeline}-pipeline samples from {images.root}")
+    return 0
+
+
+def _preview_speech(args: argparse.Namespace, path: Path) -> int:
+    """``headrace preview --pipeline speech``: a grid of coloured log-mel spectrograms."""
+    import math
+
+    import cv2
+
+    import headrace as ndd
+    from headrace import pipelines
+
+    files = _audio_files(args.dir)
+    n = min(args.num, len(files.paths))
+    reader = ndd.readers.File(
+        files=files.paths, labels=files.labels, random_shuffle=True, seed=args.seed
+    )
+    encoded, labels = next(iter(reader.next_epoch(batch_size=n)))
+    try:
+        mel, labels = pipelines.speech_pipeline(encoded, labels)
+        mel.evaluate()
+    except ndd.DecodeError as e:  # a corrupt or unsupported file: name it, no traceback
+        raise UsageError(str(e)) from None
+    step_s = 160 / pipelines.SPEECH_SAMPLE_RATE  # the pipeline's window step
+    tiles, captions = [], []
+    for t, label in zip(mel.tensors, labels.tensors):
+        ft = t.cpu()
+        tiles.append(pipelines.spectrogram_image(ft))
+        seconds = (ft.shape[1] - 1) * step_s
+        captions.append(f"{files.classes[int(label.cpu().item())]} {seconds:.1f}s")
+    grid = make_grid(tiles, captions, columns=math.ceil(math.sqrt(n)))
+    if not cv2.imwrite(str(path), cv2.cvtColor(grid, cv2.COLOR_RGB2BGR)):
+        raise UsageError(f"--out: cannot write {path} (use a .png or .jpg name)")
+    print(
+        f"wrote {path}: {n} log-mel spectrograms ({pipelines.SPEECH_NFILTER} bands, low "
+        f"frequencies at the bottom) from {files.root}"
+    )
     return 0
 
 

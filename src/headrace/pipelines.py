@@ -10,6 +10,10 @@ normalised with the ImageNet mean and standard deviation), labels unchanged. The
 * ``train``: ``decoders.image_random_crop`` (decodes only the random window) ->
   ``resize(size=(224, 224))`` -> ``crop_mirror_normalize(mirror=random.coin_flip(...))``.
 
+and one for audio files, :func:`speech_pipeline` (``"speech"``): ``decoders.audio`` ->
+``preemphasis_filter`` -> ``spectrogram`` -> ``mel_filter_bank`` -> ``to_decibels`` ->
+``normalize``, giving log-mel spectrograms that :func:`spectrogram_image` colours for display.
+
 Examples
 --------
 >>> import cv2, numpy as np
@@ -139,11 +143,121 @@ def train_pipeline(
     return images, labels
 
 
-PIPELINES: dict[str, Pipeline] = {"eval": eval_pipeline, "train": train_pipeline}
+#: Defaults of :func:`speech_pipeline`: 16 kHz, 25 ms windows every 10 ms, 64 mel bands.
+SPEECH_SAMPLE_RATE = 16000
+SPEECH_NFILTER = 64
+
+
+def speech_pipeline(
+    encoded: Any,
+    labels: Any,
+    *,
+    device: str = "cpu",
+    sample_rate: float = SPEECH_SAMPLE_RATE,
+    nfilter: int = SPEECH_NFILTER,
+    window_length: int = 400,
+    window_step: int = 160,
+    nfft: int = 512,
+    cutoff_db: float = -80.0,
+) -> tuple[Any, Any]:
+    """Decode audio files into normalised log-mel spectrograms (layout ``"ft"``).
+
+    ``decoders.audio`` (down-mixed, resampled to ``sample_rate``) -> ``preemphasis_filter`` ->
+    ``spectrogram`` -> ``mel_filter_bank`` (up to ``sample_rate / 2``) -> ``to_decibels`` ->
+    ``normalize`` over the whole spectrogram (mean 0, standard deviation 1 per sample).
+
+    Parameters
+    ----------
+    encoded : Batch
+        Encoded audio files (1-D uint8 samples: WAV, FLAC, OGG ...), e.g. from ``readers.File``.
+    labels : Batch
+        Passed through unchanged.
+    device : {"cpu", "gpu"}
+        Where to compute the features (decoding is on the CPU).
+    sample_rate : float
+        Rate the signals are resampled to while decoding.
+    nfilter : int
+        Number of mel bands.
+    window_length, window_step, nfft : int
+        Spectrogram window length, step and FFT size, in samples.
+    cutoff_db : float
+        Floor of the decibel scale, relative to each sample's maximum.
+
+    Returns
+    -------
+    (Batch, Batch)
+        float32 spectrograms of shape ``(nfilter, frames)`` (low frequencies first) and the
+        labels.
+
+    Examples
+    --------
+    >>> import io, numpy as np, soundfile as sf
+    >>> import headrace as ndd
+    >>> buf = io.BytesIO()
+    >>> sf.write(buf, np.sin(np.arange(8000) * 0.3), 16000, format="WAV")
+    >>> wav = np.frombuffer(buf.getvalue(), np.uint8)
+    >>> mel, _ = speech_pipeline(ndd.batch([wav]), None)
+    >>> mel.shape, mel.layout
+    ([(64, 51)], 'ft')
+    """
+    import headrace as ndd
+
+    audio, _ = ndd.decoders.audio(encoded, sample_rate=sample_rate, downmix=True)
+    if _decoder_device(device) == "gpu":
+        audio = audio.gpu()
+    audio = ndd.preemphasis_filter(audio)
+    spec = ndd.spectrogram(audio, nfft=nfft, window_length=window_length, window_step=window_step)
+    mel = ndd.mel_filter_bank(
+        spec, nfilter=nfilter, sample_rate=sample_rate, freq_high=sample_rate / 2
+    )
+    log_mel = ndd.to_decibels(mel, cutoff_db=cutoff_db)
+    return ndd.normalize(log_mel), labels
+
+
+def spectrogram_image(
+    ft: Any, height: int = 128, width: int = 224, *, value_range: float = 3.0
+) -> Any:
+    """Colour a ``(frequency, time)`` spectrogram as an ``HWC`` uint8 RGB image for display.
+
+    Values in ``[-value_range, value_range]`` (standard deviations, for a normalised
+    spectrogram) map linearly onto OpenCV's "magma" colour map, the image is resized to
+    ``height`` x ``width``, and low frequencies are at the bottom (row 0 of ``ft`` is the last
+    row of the image).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ft = np.zeros((4, 10), np.float32)
+    >>> ft[0] = 3.0  # loud lowest band
+    >>> img = spectrogram_image(ft, height=8, width=10)
+    >>> img.shape, img.dtype.name
+    ((8, 10, 3), 'uint8')
+    >>> bool(img[-1].mean() > img[0].mean())  # low frequencies at the bottom
+    True
+    """
+    import cv2
+    import numpy as np
+
+    from headrace._core.saturate import saturate
+
+    a = np.asarray(ft, dtype=np.float32)
+    if a.ndim != 2 or 0 in a.shape:
+        raise ValueError(f"spectrogram_image: expected a non-empty 2-D array, got shape {a.shape}")
+    scaled = (a[::-1] + np.float32(value_range)) * np.float32(255.0 / (2 * value_range))
+    gray = saturate(scaled, np.dtype(np.uint8), rounding="half_even", overwrite=True)
+    gray = cv2.resize(np.ascontiguousarray(gray), (width, height), interpolation=cv2.INTER_LINEAR)
+    return cv2.cvtColor(cv2.applyColorMap(gray, cv2.COLORMAP_MAGMA), cv2.COLOR_BGR2RGB)
+
+
+PIPELINES: dict[str, Pipeline] = {
+    "eval": eval_pipeline,
+    "train": train_pipeline,
+    "speech": speech_pipeline,
+}
 
 
 def get(name: str) -> Pipeline:
-    """The pipeline called ``name`` (``"eval"`` or ``"train"``).
+    """The pipeline called ``name`` (``"eval"``, ``"train"`` or ``"speech"``).
 
     Examples
     --------
@@ -182,9 +296,13 @@ __all__ = [
     "CROP",
     "MEAN",
     "PIPELINES",
+    "SPEECH_NFILTER",
+    "SPEECH_SAMPLE_RATE",
     "STD",
     "denormalize",
     "eval_pipeline",
     "get",
+    "spectrogram_image",
+    "speech_pipeline",
     "train_pipeline",
 ]

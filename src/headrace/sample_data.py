@@ -7,7 +7,10 @@ sensor-like noise) that file sizes and decode times are realistic: 60-120 KB per
 ImageNet. The data are deterministic: the same arguments give the same bytes on every machine
 with the same OpenCV.
 
-The folder is generated once into a cache directory (``$HEADRACE_CACHE``, default
+:func:`audio_folder` writes a few 16 kHz WAV files (tones, chirps, band-limited noise and
+voice-like harmonics) for ``headrace preview --pipeline speech``.
+
+The folders are generated once into a cache directory (``$HEADRACE_CACHE``, default
 ``~/.cache/headrace``) and reused afterwards. Generation writes into a temporary folder that is
 renamed into place only once complete, so an interrupted generation is simply redone.
 
@@ -325,4 +328,153 @@ def _shape(
     region += alpha[..., None] * (color + shade - region)
 
 
-__all__ = ["FORMAT_VERSION", "cache_dir", "encode_jpeg", "image_folder", "synthetic_image"]
+# --- audio -----------------------------------------------------------------------------------
+#: Bump when the generated audio changes, so that old caches are not reused.
+AUDIO_FORMAT_VERSION = 1
+AUDIO_SAMPLE_RATE = 16000
+#: The classes of :func:`audio_folder`, one sub-folder each.
+AUDIO_CLASSES = ("chirp", "noise", "tone", "voice")
+
+
+def audio_folder(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    num_files: int = 8,
+    seconds: float = 1.5,
+    seed: int = 0,
+) -> Path:
+    """A small folder of WAV files (tones, chirps, noise, voice-like), written on first use.
+
+    The files are 16 kHz mono 16-bit PCM, spread over the sub-folders ``chirp``, ``noise``,
+    ``tone`` and ``voice`` (:data:`AUDIO_CLASSES`); the same arguments always give the same
+    bytes. Like :func:`image_folder`, the folder lives in the cache directory and is written into
+    a temporary folder renamed into place once complete.
+
+    Parameters
+    ----------
+    root : path, optional
+        Cache directory (default: :func:`cache_dir`).
+    num_files : int
+        Number of WAV files (at least one per class when ``num_files >= 4``).
+    seconds : float
+        Length of every file.
+    seed : int
+        Seed of the content.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder, one sub-folder per class (the layout ``readers.File(file_root=...)`` reads).
+
+    Examples
+    --------
+    >>> import tempfile, soundfile as sf
+    >>> from headrace import sample_data
+    >>> d = sample_data.audio_folder(tempfile.mkdtemp(), num_files=4, seconds=0.5)
+    >>> sorted(p.parent.name for p in d.glob("*/*.wav"))
+    ['chirp', 'noise', 'tone', 'voice']
+    >>> info = sf.info(str(next(d.glob("tone/*.wav"))))
+    >>> info.samplerate, info.channels, info.frames, info.subtype
+    (16000, 1, 8000, 'PCM_16')
+    """
+    import soundfile as sf
+
+    _check_positive("num_files", num_files)
+    if not seconds > 0:
+        raise InvalidArgumentError(f"seconds must be positive (got {seconds!r}).")
+    base = Path(root).expanduser() if root is not None else cache_dir()
+    params = {
+        "version": AUDIO_FORMAT_VERSION,
+        "num_files": int(num_files),
+        "seconds": float(seconds),
+        "seed": int(seed),
+    }
+    dest = base / f"audio-v{AUDIO_FORMAT_VERSION}-n{num_files}-t{seconds:g}-s{seed}"
+    if _is_complete(dest, params):
+        return dest
+    if dest.exists():
+        shutil.rmtree(dest, ignore_errors=True)
+    base.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(base, dest.name)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{dest.name}.partial-{os.getpid()}-", dir=base))
+    try:
+        k = len(AUDIO_CLASSES)
+        for name in AUDIO_CLASSES[: min(k, num_files)]:
+            (tmp / name).mkdir()
+        for i in range(num_files):
+            kind = AUDIO_CLASSES[i % k]
+            signal = synthetic_audio(i, kind, seconds, seed)
+            sf.write(tmp / kind / f"{kind}_{i:03d}.wav", signal, AUDIO_SAMPLE_RATE, "PCM_16")
+        (tmp / MARKER).write_text(json.dumps(params))
+        try:
+            tmp.rename(dest)
+        except OSError:  # another process finished first
+            if not _is_complete(dest, params):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def synthetic_audio(index: int, kind: str, seconds: float = 1.5, seed: int = 0) -> np.ndarray:
+    """One deterministic float32 mono signal at 16 kHz, in [-1, 1], of the class ``kind``.
+
+    ``"tone"``: two or three steady sines; ``"chirp"``: an exponential sweep; ``"noise"``:
+    band-limited noise bursts; ``"voice"``: harmonics of a gliding pitch, with syllable-like
+    loudness. Every file fades in and out and carries a little background noise.
+
+    Examples
+    --------
+    >>> from headrace.sample_data import synthetic_audio
+    >>> a = synthetic_audio(0, "chirp", 0.25)
+    >>> a.dtype, a.shape, bool(abs(a).max() <= 1.0)
+    (dtype('float32'), (4000,), True)
+    """
+    if kind not in AUDIO_CLASSES:
+        raise InvalidArgumentError(f"kind must be one of {AUDIO_CLASSES} (got {kind!r}).")
+    sr = AUDIO_SAMPLE_RATE
+    rng = np.random.default_rng([seed, index, AUDIO_CLASSES.index(kind)])
+    n = max(1, round(seconds * sr))
+    t = np.arange(n) / sr
+    if kind == "tone":
+        freqs = rng.uniform(200, 4000, int(rng.integers(2, 4)))
+        x = sum(np.sin(2 * np.pi * f * t + rng.uniform(0, 6.3)) for f in freqs) / len(freqs)
+    elif kind == "chirp":
+        f0, f1 = rng.uniform(100, 300), rng.uniform(3000, 7000)
+        if rng.random() < 0.5:
+            f0, f1 = f1, f0
+        rate = np.log(f1 / f0) / seconds
+        x = np.sin(2 * np.pi * f0 * (np.exp(rate * t) - 1) / rate)
+    elif kind == "noise":
+        white = rng.standard_normal(n)
+        spec = np.fft.rfft(white)
+        freqs = np.fft.rfftfreq(n, 1 / sr)
+        lo = rng.uniform(300, 3000)
+        spec[(freqs < lo) | (freqs > lo * rng.uniform(1.5, 3.0))] = 0
+        x = np.fft.irfft(spec, n)
+        x /= max(float(np.abs(x).max()), 1e-9)
+        bursts = np.sin(2 * np.pi * rng.uniform(1.5, 4.0) * t + rng.uniform(0, 6.3)) > -0.3
+        x *= bursts
+    else:  # voice
+        f0 = rng.uniform(100, 220) * (1 + rng.uniform(-0.3, 0.3) * t / seconds)
+        phase = 2 * np.pi * np.cumsum(f0) / sr
+        x = sum(np.sin(k * phase) / k for k in range(1, 12))
+        x *= 0.5 + 0.5 * np.sin(2 * np.pi * rng.uniform(2.0, 5.0) * t) ** 2
+        x /= max(float(np.abs(x).max()), 1e-9)
+    fade = np.minimum(1.0, np.minimum(t, t[-1] - t) / 0.02)
+    x = 0.6 * x * fade + rng.normal(0, 0.003, n)
+    return np.clip(x, -1.0, 1.0).astype(np.float32)
+
+
+__all__ = [
+    "AUDIO_CLASSES",
+    "AUDIO_FORMAT_VERSION",
+    "AUDIO_SAMPLE_RATE",
+    "FORMAT_VERSION",
+    "audio_folder",
+    "cache_dir",
+    "encode_jpeg",
+    "image_folder",
+    "synthetic_audio",
+    "synthetic_image",
+]
