@@ -36,6 +36,9 @@ T = TypeVar("T")
 # py-lmdb opens an environment once per process: readers of the same database share it.
 _envs: dict[str, list[Any]] = {}  # real path -> [environment, number of users]
 _envs_lock = threading.Lock()
+#: Environments whose readers were garbage-collected while the lock was held (a ``__del__`` run by
+#: the GC inside ``_acquire``): released by the next holder of the lock, never re-entrantly.
+_pending: list[list[str]] = []
 
 
 def require_lmdb(op: str) -> Any:
@@ -112,6 +115,7 @@ class LMDBRecords:
         """The shared environment of ``path`` (opened and checked on first use)."""
         real = os.path.realpath(path)
         with _envs_lock:
+            _release_pending()
             entry = _envs.get(real)
             if entry is None:
                 entry = _envs[real] = [self._open(lmdb, path, read_ahead), 0]
@@ -178,19 +182,39 @@ class LMDBRecords:
     def close(self) -> None:
         """Release the environments (each is closed when its last reader lets it go)."""
         with _envs_lock:
-            for real in self._real:
-                entry = _envs.get(real)
-                if entry is not None:
-                    entry[1] -= 1
-                    if entry[1] <= 0:
-                        del _envs[real]
-                        entry[0].close()
+            _release_pending()
+            _release(self._real)
             self._real = []
             self.envs = []
 
     def __del__(self) -> None:
-        if getattr(self, "_real", None):
-            self.close()
+        real = getattr(self, "_real", None)
+        if not real:
+            return
+        if _envs_lock.acquire(blocking=False):
+            try:
+                _release(real)
+            finally:
+                _envs_lock.release()
+        else:  # the GC ran this inside a locked section (maybe this thread's): defer
+            _pending.append(real)
+        self._real = []
+
+
+def _release(reals: list[str]) -> None:
+    """Drop one user of each environment (``_envs_lock`` held); close those left unused."""
+    for real in reals:
+        entry = _envs.get(real)
+        if entry is not None:
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del _envs[real]
+                entry[0].close()
+
+
+def _release_pending() -> None:
+    while _pending:
+        _release(_pending.pop())
 
 
 __all__ = ["LMDBRecords", "as_paths", "require_lmdb"]
