@@ -261,11 +261,18 @@ def test_ctrl_c_stops_cleanly(folder: Path) -> None:
          "--batch-size", "2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.readline()  # the first line is printed once headrace is imported, data found
-    time.sleep(0.3)  # any moment after the imports: the CLI then owns SIGINT
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"epoch 1/" not in seen and time.monotonic() < deadline:  # the timed loop has begun
+        chunk = os.read(proc.stderr.fileno(), 4096)
+        if not chunk:
+            break
+        seen += chunk
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
+    err = seen + err
     assert proc.returncode == 130, err.decode()[-2000:]
     assert b"interrupted" in err and b"Traceback" not in err
 
