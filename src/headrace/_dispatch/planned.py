@@ -228,18 +228,30 @@ def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals
                 p = seen[shp] = cached_plan(name, plan, shp, lay, in_dt, vals)
             return p
 
-    else:
+    else:  # per-sample arguments: each sample's own values key the cache
 
         def one(i: int) -> Any:
-            return plan(tuple(samples[i].shape), lay, in_dt, **args(i))
+            return cached_plan(name, plan, tuple(samples[i].shape), lay, in_dt,
+                               sample_args(vals, i))  # fmt: skip
 
     if spec.light:
         return kc.map(one, parallel=False)
     return _LazyPlans(one, len(samples))
 
 
-def planned_kernel(spec: Planned, fn: Callable[..., Any]) -> Callable[..., tuple[Batch]]:
-    """A batch kernel running ``spec``'s plans with the pixel kernel ``fn``."""
+#: ``batched(samples, layout, plans) -> (outputs, dense or None) | None``: a whole-batch kernel.
+BatchedKernel = Callable[[list[Any], str | None, Sequence[Any]], tuple[list[Any], Any] | None]
+
+
+def planned_kernel(
+    spec: Planned, fn: Callable[..., Any], batched: BatchedKernel | None = None
+) -> Callable[..., tuple[Batch]]:
+    """A batch kernel running ``spec``'s plans with the pixel kernel ``fn``.
+
+    ``batched``, when given, is tried first on unmasked batches: it computes every output at once
+    from the plans (returning ``None`` when it does not apply, e.g. an unsupported layout), and
+    its outputs must equal the pixel kernel's.
+    """
 
     def kern(kc: KernelContext, ins: list[Batch | None], vals: Vals) -> tuple[Batch]:
         if spec.prepare is not None:
@@ -255,6 +267,10 @@ def planned_kernel(spec: Planned, fn: Callable[..., Any]) -> Callable[..., tuple
             outs = spec.whole_batch(kc, x, lay, plans, vals)
             if outs is not None:
                 return (wrap(kc, outs, plans, x, out_lay),)
+        if batched is not None and vals.get("mask", True) is True:
+            res = batched(samples, lay, plans)
+            if res is not None:
+                return (wrap(kc, res[0], plans, x, out_lay, res[1]),)
         return (run_plans(kc, x, plans, fn, lay, out_lay, spec, vals.get("mask", True)),)
 
     kern.__name__ = kern.__qualname__ = f"planned_{fn.__name__}"
@@ -294,7 +310,7 @@ def run_plans(
 
 
 def wrap(kc: KernelContext, outs: list[Any], plans: Sequence[Any], x: Batch, out_lay: str | None,
-         slab: np.ndarray | None = None) -> Batch:  # fmt: skip
+         slab: Any = None) -> Batch:  # fmt: skip
     """The output Batch: the outputs' dtype (else the plans', else the input's) and layout."""
     dt = x._dtype
     if outs:

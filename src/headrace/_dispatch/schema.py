@@ -10,7 +10,9 @@ A kernel found by name is one of two things:
 
 * with ``planned=Planned(...)``: a per-sample *pixel kernel* ``fn(sample, layout, **plan.kwargs)``;
   the plan (output shape, dtype and the kernel's parameters) comes from the schema's plan function
-  on the CPU, identically for every backend (see :mod:`headrace._dispatch.planned`);
+  on the CPU, identically for every backend (see :mod:`headrace._dispatch.planned`). A backend may
+  also define ``<kernel>_batched(samples, layout, plans)``, the same work on the whole batch at
+  once (e.g. a few large GPU kernels instead of one launch per sample);
 * otherwise: a *batch kernel* ``fn(kc, inputs, args) -> tuple[Batch, ...]``. The schema's
   ``prepare(kc, inputs, args) -> args``, when given, runs first (on the calling thread, for every
   backend): ops-layer work such as per-sample windows drawn in sample order.
@@ -130,7 +132,7 @@ class OpSchema:
                     f"{mod.__name__}.{self.kernel} is missing."
                 )
             if self.planned is not None:
-                fn = planned_kernel(self.planned, fn)
+                fn = planned_kernel(self.planned, fn, getattr(mod, f"{self.kernel}_batched", None))
             elif self.prepare is not None:
                 fn = _prepared(self.prepare, fn)
             k = self.kernels[kind] = fn

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -169,3 +170,95 @@ def crop_mirror_normalize(
         out[tuple(dst)] = vals
     del inside
     return out.permute(*perm).contiguous()
+
+
+def _same(values: Sequence[Any]) -> bool:
+    first = values[0]
+    return all(v == first for v in values[1:])
+
+
+def crop_mirror_normalize_batched(
+    samples: Sequence[torch.Tensor], layout: str | None, plans: Sequence[Any]
+) -> tuple[list[torch.Tensor], torch.Tensor] | None:
+    """:func:`crop_mirror_normalize` on the whole batch in a handful of kernels.
+
+    Applies when every sample's window lies inside its image, all outputs share one shape, type
+    and layout, and no channel is added (``pad_output``); returns ``None`` otherwise (the
+    per-sample kernel runs). The windows are gathered with one ``stack`` (no copy at all when
+    the input is already a dense batch and the window is the whole image), mirrored samples are
+    picked with one ``where``, and the per-sample ``mul``/``add`` vectors are uploaded once.
+
+    Examples
+    --------
+    >>> from headrace._dispatch.planned import KernelPlan
+    >>> f32 = np.dtype(np.float32)
+    >>> kw = dict(anchor=(0, 0, 0), shape=(2, 2, 1), mul=np.ones(1, f32), add=np.zeros(1, f32),
+    ...           perm=(2, 0, 1), pad_output=False, channel_axis=2, fill_values=np.zeros(1),
+    ...           dtype=f32)
+    >>> plans = [KernelPlan((1, 2, 2), f32, dict(kw, mirror_axis=m)) for m in (None, 1)]
+    >>> x = [torch.arange(4, dtype=torch.uint8).reshape(2, 2, 1)] * 2
+    >>> outs, dense = crop_mirror_normalize_batched(x, "HWC", plans)
+    >>> dense[:, 0].tolist()
+    [[[0.0, 1.0], [2.0, 3.0]], [[1.0, 0.0], [3.0, 2.0]]]
+    """
+    if len(samples) < 2:
+        return None
+    kws = [p.kwargs for p in plans]
+    k0 = kws[0]
+    keys = ("shape", "perm", "pad_output", "channel_axis", "dtype")
+    if k0["pad_output"] or not all(_same([kw[k] for kw in kws]) for k in keys):
+        return None
+    if not _same([s.dtype for s in samples]) or not _same([s.dim() for s in samples]):
+        return None
+    mirror_axes = {kw["mirror_axis"] for kw in kws} - {None}
+    if len(mirror_axes) > 1:
+        return None
+    boxes = []
+    for s, kw in zip(samples, kws):
+        src, _, inside = overlap(kw["anchor"], kw["shape"], s.shape)
+        if not inside:
+            return None
+        boxes.append(src)
+    device = samples[0].device
+    shape = tuple(int(v) for v in k0["shape"])
+    whole = all(tuple(s.shape) == shape for s in samples)
+    base = _dense_base(samples) if whole else None
+    block = base if base is not None else torch.stack([s[b] for s, b in zip(samples, boxes)])
+    n = len(samples)
+    if mirror_axes:
+        axis = 1 + mirror_axes.pop()
+        flags = np.array([kw["mirror_axis"] is not None for kw in kws])
+        if flags.all():
+            block = torch.flip(block, (axis,))
+        else:
+            sel = torch.from_numpy(flags).to(device, non_blocking=True)
+            block = torch.where(sel.view(n, *([1] * (block.dim() - 1))), block.flip(axis), block)
+    ch = k0["channel_axis"]
+    mul = np.stack([np.asarray(kw["mul"], np.float32).ravel() for kw in kws])
+    add = np.stack([np.asarray(kw["add"], np.float32).ravel() for kw in kws])
+    bshape = [n] + [1] * (block.dim() - 1)
+    if ch is not None:
+        bshape[1 + ch] = -1
+    if (mul == mul[0]).all() and (add == add[0]).all():
+        mul, add = mul[:1], add[:1]
+        bshape[0] = 1
+    coef = torch.from_numpy(np.stack([mul, add])).to(device, non_blocking=True)
+    vals = block.to(torch.float32) * coef[0].reshape(bshape) + coef[1].reshape(bshape)
+    out_dtype = torch.float32 if k0["dtype"] is None else _dt.to_torch_dtype(k0["dtype"])
+    perm = (0, *(1 + int(p) for p in k0["perm"]))
+    dense = saturate(vals, out_dtype).permute(perm).contiguous()
+    return list(dense.unbind(0)), dense
+
+
+def _dense_base(samples: Sequence[torch.Tensor]) -> torch.Tensor | None:
+    """The ``(N, ...)`` tensor whose consecutive sub-tensors ``samples`` are, if any."""
+    first = samples[0]
+    base = getattr(first, "_base", None)
+    if base is None or base.dim() != first.dim() + 1 or base.shape[0] != len(samples):
+        return None
+    step = base.stride(0) * base.element_size()
+    ptr = first.data_ptr()
+    for i, s in enumerate(samples):
+        if s._base is not base or s.data_ptr() != ptr + i * step or s.stride() != base.stride()[1:]:
+            return None
+    return base

@@ -1,7 +1,8 @@
 """Torch resize kernels (any torch device): ``resize`` and ``tensor_resize``.
 
-Same signatures and plans as :mod:`headrace.backends.cpu.resize`. Each spatial axis is
-resampled by a dense ``(out, in)`` matrix built from DALI's own coefficients
+Same signatures and plans as :mod:`headrace.backends.cpu.resize`; ``resize_batched`` (from
+:mod:`headrace.backends.torch.batched_resize`) does whole batches in a few kernels. Each spatial
+axis is resampled by a dense ``(out, in)`` matrix built from DALI's own coefficients
 (:func:`headrace.backends.shared.common.axis_matrix`) and applied with a matmul, so the result
 equals the CPU generic path up to float32 summation order: uint8 max abs diff 1 against the
 CPU kernel and against DALI, float32 ~1e-4 relative. Nearest neighbour is bit-exact.
@@ -27,6 +28,7 @@ import torch
 from headrace._core import dtype as _dt
 from headrace._core.layout import spatial_axes
 from headrace.backends.shared.common import Filter, axis_matrix, nn_indices
+from headrace.backends.torch.batched_resize import resize_batched
 from headrace.backends.torch.cast import saturate
 
 
@@ -86,3 +88,6 @@ def tensor_resize(
     [1, 3]
     """
     return resize(x, kernel_layout, **plan)
+
+
+__all__ = ["resize", "resize_batched", "tensor_resize"]

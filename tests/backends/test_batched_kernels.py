@@ -1,0 +1,112 @@
+"""The whole-batch torch kernels equal the per-sample torch kernels they replace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from headrace._dispatch.planned import plan_args  # noqa: E402
+from headrace._dispatch.schema import REGISTRY  # noqa: E402
+from headrace.backends.torch import geometry as G  # noqa: E402
+from headrace.backends.torch import resize as R  # noqa: E402
+
+
+def _images(seed: int, n: int, lo: int, hi: int, channels: int | None = 3) -> list:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        shape = (int(rng.integers(lo, hi)), int(rng.integers(lo, hi)))
+        shape += () if channels is None else (channels,)
+        out.append(torch.from_numpy(rng.integers(0, 256, shape, dtype=np.uint8)))
+    return out
+
+
+def _plans(op: str, imgs: list, layout: str, **kw) -> list:
+    schema = REGISTRY[op]
+    args = plan_args(op, {**schema.defaults, **kw})
+    return [schema.planned.plan(tuple(x.shape), layout, np.dtype(np.uint8), **args) for x in imgs]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(resize_shorter=24.0),
+        dict(size=[20.0, 30.0]),
+        dict(size=[20.0, 30.0], interp_type=2),  # cubic
+        dict(size=[70.0, 90.0]),  # upscaling
+        dict(size=[16.0, 16.0], roi_start=[0.9, 0.1], roi_end=[0.1, 0.8], roi_relative=True),
+        dict(size=[16.0, 16.0], dtype=np.dtype(np.float32)),
+    ],
+)
+@pytest.mark.parametrize("layout", ["HWC", "HW"])
+def test_resize_batched_matches_per_sample(kw: dict, layout: str) -> None:
+    imgs = _images(1, 9, 20, 60, 3 if layout == "HWC" else None)
+    imgs += [imgs[0].clone(), imgs[0].clone()]  # equal shapes share a group
+    plans = _plans("resize", imgs, layout, **kw)
+    res = R.resize_batched(imgs, layout, plans)
+    assert res is not None
+    outs, dense = res
+    for x, p, o in zip(imgs, plans, outs):
+        ref = R.resize(x, layout, **p.kwargs)
+        assert o.shape == ref.shape and o.dtype == ref.dtype
+        assert float((o.double() - ref.double()).abs().max()) <= (1 if ref.dtype == torch.uint8
+                                                                  else 1e-3)
+    uniform = len({tuple(p.shape) for p in plans}) == 1
+    assert (dense is not None) == uniform
+    if uniform:
+        assert torch.equal(dense, torch.stack(outs))
+
+
+def test_resize_batched_splits_mismatched_sizes_into_groups() -> None:
+    imgs = [torch.full((400, 300, 3), 7, dtype=torch.uint8)] + _images(2, 5, 10, 14)
+    plans = _plans("resize", imgs, "HWC", size=[8.0, 8.0])
+    assert len(R.resize_batched.__globals__["_groups"]([tuple(x.shape) for x in imgs])) >= 2
+    outs, dense = R.resize_batched(imgs, "HWC", plans)
+    assert dense is not None and dense.shape == (6, 8, 8, 3)
+    assert int(dense[0].min()) == int(dense[0].max()) == 7
+
+
+def test_resize_batched_declines_nearest_neighbour() -> None:
+    imgs = _images(3, 3, 10, 20)
+    assert R.resize_batched(imgs, "HWC", _plans("resize", imgs, "HWC", size=[5.0, 5.0],
+                                                interp_type=0)) is None  # fmt: skip
+
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8)])
+@pytest.mark.parametrize("layout_out", ["CHW", "HWC"])
+def test_cmn_batched_matches_per_sample(dtype: np.dtype, layout_out: str) -> None:
+    imgs = _images(4, 6, 30, 40)
+    schema = REGISTRY["crop_mirror_normalize"]
+    plans = []
+    for i, x in enumerate(imgs):  # mirror differs per sample
+        args = plan_args("crop_mirror_normalize", {**schema.defaults, "crop": [24.0, 20.0],
+                         "mirror": i % 2, "mean": MEAN, "std": STD, "dtype": dtype,
+                         "output_layout": layout_out, "crop_pos_x": 0.3})  # fmt: skip
+        plans.append(schema.planned.plan(tuple(x.shape), "HWC", np.dtype(np.uint8), **args))
+    outs, dense = G.crop_mirror_normalize_batched(imgs, "HWC", plans)
+    for x, p, o in zip(imgs, plans, outs):
+        ref = G.crop_mirror_normalize(x, "HWC", **p.kwargs)
+        assert torch.equal(o, ref)
+    assert dense.shape == (6, *plans[0].shape)
+
+
+def test_cmn_batched_uses_a_dense_input_without_copying_windows() -> None:
+    dense_in = torch.from_numpy(np.random.default_rng(5).integers(0, 256, (4, 8, 8, 3), np.uint8))
+    samples = list(dense_in.unbind(0))
+    assert G._dense_base(samples) is dense_in
+    assert G._dense_base(samples[::-1]) is None
+
+
+def test_cmn_batched_declines_windows_outside_the_image() -> None:
+    imgs = _images(6, 3, 10, 12)
+    schema = REGISTRY["crop_mirror_normalize"]
+    args = plan_args("crop_mirror_normalize", {**schema.defaults, "crop": [16.0, 16.0],
+                     "out_of_bounds_policy": "pad"})  # fmt: skip
+    plans = [schema.planned.plan(tuple(x.shape), "HWC", np.dtype(np.uint8), **args) for x in imgs]
+    assert G.crop_mirror_normalize_batched(imgs, "HWC", plans) is None
