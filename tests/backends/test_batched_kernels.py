@@ -63,7 +63,7 @@ def test_resize_batched_splits_mismatched_sizes_into_groups() -> None:
     imgs = [torch.full((400, 300, 3), 7, dtype=torch.uint8)] + _images(2, 5, 10, 14)
     plans = _plans("resize", imgs, "HWC", size=[8.0, 8.0])
     assert len(R.resize_batched.__globals__["_groups"]([tuple(x.shape) for x in imgs])) >= 2
-    outs, dense = R.resize_batched(imgs, "HWC", plans)
+    _, dense = R.resize_batched(imgs, "HWC", plans)
     assert dense is not None and dense.shape == (6, 8, 8, 3)
     assert int(dense[0].min()) == int(dense[0].max()) == 7
 
