@@ -6,7 +6,8 @@ that padding them to a common size wastes little work; per group it
 
 1. builds, on the host, each sample's compact per-axis filter taps (source index, weight) with
    the same coefficients as the CPU kernels (:func:`~headrace.backends.shared.common.axis_weights`,
-   memoised per axis geometry), packs them into one array and uploads it once;
+   memoised per axis geometry), packs them into arrays and uploads them asynchronously
+   (:func:`~headrace.backends.torch.transfer.upload`);
 2. scatters the taps into dense per-sample ``(out, in)`` matrices on the device (zero rows and
    columns where a sample is smaller than the group's padded extent);
 3. copies the samples into one zero-padded ``(G, H, W, C)`` block (one ``stack`` when shapes agree)
@@ -44,6 +45,7 @@ import torch
 from headrace._core import dtype as _dt
 from headrace.backends.shared.common import Filter, axis_weights
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 #: A group is split when padding would make its work exceed this multiple of the useful work.
 MAX_PADDING_WASTE = 1.5
@@ -88,8 +90,8 @@ def _matrices(taps: list[tuple[np.ndarray, np.ndarray]], out_max: int, in_max: i
         n, s = src.shape
         idx[j, :n, :s] = src
         wts[j, :n, :s] = coeffs
-    d_idx = torch.from_numpy(idx).to(device, non_blocking=True)
-    d_wts = torch.from_numpy(wts).to(device, non_blocking=True)
+    d_idx = upload(idx, device)
+    d_wts = upload(wts, device)
     mat = torch.zeros((g, out_max, in_max), dtype=torch.float32, device=device)
     return mat.scatter_add_(2, d_idx, d_wts)
 
@@ -160,7 +162,7 @@ def resize_batched(
         if len(all_sizes) == 1:  # one output shape: every group writes into one dense tensor
             if dense is None:
                 dense = torch.empty((len(samples), *res.shape[1:]), dtype=res.dtype, device=device)
-            dense.index_copy_(0, torch.tensor(grp, device=device), res)
+            dense.index_copy_(0, upload(np.asarray(grp, np.int64), device), res)
             continue
         for j, (i, (ho, wo)) in enumerate(zip(grp, sizes)):
             outs[i] = res[j, :ho, :wo]

@@ -25,6 +25,7 @@ from headrace._core import dtype as _dt
 from headrace._core.errors import InvalidArgumentError
 from headrace.backends.shared.common import overlap
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 _slice = builtins.slice
 
@@ -33,10 +34,10 @@ def _fill_block(
     shape: Sequence[int], dtype: torch.dtype, fill: np.ndarray, channel_axis: int | None, device
 ) -> torch.Tensor:
     fill = np.asarray(fill, dtype=np.float64).ravel()
-    values = torch.from_numpy(fill if fill.size else np.zeros(1)).to(device)
-    values = saturate(values, dtype)
+    values = saturate(torch.from_numpy(fill if fill.size else np.zeros(1)), dtype)  # on the host
     if values.numel() <= 1 or channel_axis is None:
         return torch.full(tuple(shape), values[0].item(), dtype=dtype, device=device)
+    values = upload(values, device)
     if values.numel() != shape[channel_axis]:
         raise InvalidArgumentError(
             f"fill_values: need 1 or {shape[channel_axis]} values, one per channel "
@@ -147,8 +148,8 @@ def crop_mirror_normalize(
     bshape = [1] * src.dim()
     if channel_axis is not None:
         bshape[channel_axis] = -1
-    m = torch.from_numpy(np.asarray(mul, np.float32)).to(x.device).reshape(bshape)
-    a = torch.from_numpy(np.asarray(add, np.float32)).to(x.device).reshape(bshape)
+    m = upload(np.asarray(mul, np.float32), x.device).reshape(bshape)
+    a = upload(np.asarray(add, np.float32), x.device).reshape(bshape)
     vals = saturate(src.to(torch.float32) * m + a, out_dtype)
     full = list(shape)
     if pad_output:
@@ -231,7 +232,7 @@ def crop_mirror_normalize_batched(
         if flags.all():
             block = torch.flip(block, (axis,))
         else:
-            sel = torch.from_numpy(flags).to(device, non_blocking=True)
+            sel = upload(flags, device)
             block = torch.where(sel.view(n, *([1] * (block.dim() - 1))), block.flip(axis), block)
     ch = k0["channel_axis"]
     mul = np.stack([np.asarray(kw["mul"], np.float32).ravel() for kw in kws])
@@ -242,7 +243,7 @@ def crop_mirror_normalize_batched(
     if (mul == mul[0]).all() and (add == add[0]).all():
         mul, add = mul[:1], add[:1]
         bshape[0] = 1
-    coef = torch.from_numpy(np.stack([mul, add])).to(device, non_blocking=True)
+    coef = upload(np.stack([mul, add]), device)
     vals = block.to(torch.float32) * coef[0].reshape(bshape) + coef[1].reshape(bshape)
     out_dtype = torch.float32 if k0["dtype"] is None else _dt.to_torch_dtype(k0["dtype"])
     perm = (0, *(1 + int(p) for p in k0["perm"]))

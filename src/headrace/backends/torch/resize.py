@@ -30,6 +30,7 @@ from headrace._core.layout import spatial_axes
 from headrace.backends.shared.common import Filter, axis_matrix, nn_indices
 from headrace.backends.torch.batched_resize import resize_batched
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 
 def resize(
@@ -64,12 +65,12 @@ def resize(
         arr = x
         for d, a in enumerate(sp):
             idx = nn_indices(x.shape[a], int(out_size[d]), roi_lo[d], roi_hi[d], d < len(sp) - 1)
-            arr = arr.index_select(a, torch.from_numpy(idx).to(x.device))
+            arr = arr.index_select(a, upload(idx, x.device))
         return arr.to(out_dtype)
     arr = x.to(torch.float32)
     for d, a in enumerate(sp):
         mat = axis_matrix(x.shape[a], int(out_size[d]), roi_lo[d], roi_hi[d], filters[d])
-        m = torch.from_numpy(mat).to(x.device)
+        m = upload(mat, x.device)
         arr = torch.movedim(torch.tensordot(m, arr, dims=([1], [a])), 0, a)
     return saturate(arr, out_dtype)
 
