@@ -11,6 +11,7 @@ from headrace._dispatch.planned import plan_args  # noqa: E402
 from headrace._dispatch.schema import REGISTRY  # noqa: E402
 from headrace.backends.torch import geometry as G  # noqa: E402
 from headrace.backends.torch import resize as R  # noqa: E402
+from headrace.backends.torch.batching import dense_base  # noqa: E402
 
 
 def _images(seed: int, n: int, lo: int, hi: int, channels: int | None = 3) -> list:
@@ -51,8 +52,9 @@ def test_resize_batched_matches_per_sample(kw: dict, layout: str) -> None:
     for x, p, o in zip(imgs, plans, outs):
         ref = R.resize(x, layout, **p.kwargs)
         assert o.shape == ref.shape and o.dtype == ref.dtype
-        assert float((o.double() - ref.double()).abs().max()) <= (1 if ref.dtype == torch.uint8
-                                                                  else 1e-3)
+        assert float((o.double() - ref.double()).abs().max()) <= (
+            1 if ref.dtype == torch.uint8 else 1e-3
+        )
     uniform = len({tuple(p.shape) for p in plans}) == 1
     assert (dense is not None) == uniform
     if uniform:
@@ -99,8 +101,10 @@ def test_cmn_batched_matches_per_sample(dtype: np.dtype, layout_out: str) -> Non
 def test_cmn_batched_uses_a_dense_input_without_copying_windows() -> None:
     dense_in = torch.from_numpy(np.random.default_rng(5).integers(0, 256, (4, 8, 8, 3), np.uint8))
     samples = list(dense_in.unbind(0))
-    assert G._dense_base(samples) is dense_in
-    assert G._dense_base(samples[::-1]) is None
+    d = dense_base(samples)
+    assert torch.equal(d, dense_in) and d.data_ptr() == dense_in.data_ptr()
+    assert dense_base(samples[::-1]) is None
+    assert dense_base([s.clone() for s in samples]) is None
 
 
 def test_cmn_batched_declines_windows_outside_the_image() -> None:
@@ -110,3 +114,39 @@ def test_cmn_batched_declines_windows_outside_the_image() -> None:
                      "out_of_bounds_policy": "pad"})  # fmt: skip
     plans = [schema.planned.plan(tuple(x.shape), "HWC", np.dtype(np.uint8), **args) for x in imgs]
     assert G.crop_mirror_normalize_batched(imgs, "HWC", plans) is None
+
+
+@pytest.mark.parametrize(
+    ("op", "per_sample"),
+    [
+        (
+            "brightness_contrast",
+            dict(brightness=[0.5, 1.0, 1.5, 2.0], contrast=[1.0, 0.5, 1.2, 0.9]),
+        ),
+        ("hsv", dict(hue=[10.0, -20.0, 0.0, 90.0], saturation=[1.0, 0.5, 1.5, 0.0])),
+        ("saturation", dict(saturation=[1.0, 0.5, 1.5, 0.0])),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.float32)])
+def test_color_batched_matches_per_sample(op: str, per_sample: dict, dtype: np.dtype) -> None:
+    from headrace.backends.torch import color as C
+
+    rng = np.random.default_rng(7)
+    dense_in = torch.from_numpy(rng.integers(0, 256, (4, 9, 7, 3), dtype=np.uint8))
+    samples = list(dense_in.unbind(0))
+    schema = REGISTRY[op]
+    plans = []
+    for i, x in enumerate(samples):
+        vals = {**schema.defaults, **{k: v[i] for k, v in per_sample.items()}, "dtype": dtype}
+        plans.append(schema.planned.plan(tuple(x.shape), "HWC", np.dtype(np.uint8),
+                                         **plan_args(op, vals)))  # fmt: skip
+    batched = getattr(C, f"{schema.kernel}_batched")
+    outs, dense = batched(samples, "HWC", plans)
+    kernel = getattr(C, schema.kernel)
+    for x, p, o in zip(samples, plans, outs):
+        ref = kernel(x, "HWC", **p.kwargs)
+        assert o.dtype == ref.dtype
+        assert float((o.double() - ref.double()).abs().max()) <= (1 if dtype == np.uint8 else 1e-4)
+    assert dense.shape[0] == 4
+    ragged = [torch.zeros(3, 3, 3, dtype=torch.uint8), torch.zeros(2, 3, 3, dtype=torch.uint8)]
+    assert batched(ragged, "HWC", plans[:2]) is None

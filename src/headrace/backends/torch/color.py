@@ -16,12 +16,15 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from headrace.backends.shared import common as _common
+from headrace.backends.torch.batching import stacked
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 
 def _f32(x: torch.Tensor) -> torch.Tensor:
@@ -55,7 +58,7 @@ def color_twist(
     >>> color_twist(x, "HWC", matrix=np.eye(3) * 2, offset=1.0, dtype=np.dtype("uint8")).tolist()
     [[[21, 41, 61]]]
     """
-    m = torch.as_tensor(np.asarray(matrix, np.float32), device=x.device)
+    m = upload(np.asarray(matrix, np.float32), x.device)
     v = _f32(x) @ m.T + np.float32(offset)
     return saturate(v, dtype)
 
@@ -63,6 +66,65 @@ def color_twist(
 hsv = color_twist
 hue = color_twist
 saturation = color_twist
+
+
+def _uniform_dtype(plans: Sequence[Any]) -> tuple[bool, Any]:
+    dt = plans[0].kwargs["dtype"]
+    return all(p.kwargs["dtype"] == dt for p in plans), dt
+
+
+def _per_sample(plans: Sequence[Any], key: str, shape: tuple[int, ...], device) -> torch.Tensor:
+    """Every plan's ``key`` (float32) uploaded at once, shaped ``(N, *shape)``."""
+    vals = np.stack([np.asarray(p.kwargs[key], np.float32).reshape(shape) for p in plans])
+    return upload(vals, device)
+
+
+def brightness_contrast_batched(
+    samples: Sequence[torch.Tensor], layout: str | None, plans: Sequence[Any]
+) -> tuple[list[torch.Tensor], torch.Tensor] | None:
+    """:func:`brightness_contrast` on a dense batch in one pass (``None`` for ragged batches).
+
+    Examples
+    --------
+    >>> from headrace._dispatch.planned import KernelPlan
+    >>> u8 = np.dtype("uint8")
+    >>> plans = [KernelPlan((1, 2), u8, dict(scale=s, offset=1.0, dtype=u8)) for s in (1.0, 2.0)]
+    >>> outs, dense = brightness_contrast_batched(list(torch.full((2, 1, 2), 10).unbind(0)),
+    ...                                           "HW", plans)
+    >>> dense.tolist()
+    [[[11, 11]], [[21, 21]]]
+    """
+    same, dt = _uniform_dtype(plans)
+    block = stacked(samples) if same and len(samples) > 1 else None
+    if block is None:
+        return None
+    bshape = (1,) * (block.dim() - 1)
+    scale = _per_sample(plans, "scale", bshape, block.device)
+    offset = _per_sample(plans, "offset", bshape, block.device)
+    out = saturate(_f32(block) * scale + offset, dt)
+    return list(out.unbind(0)), out
+
+
+def color_twist_batched(
+    samples: Sequence[torch.Tensor], layout: str | None, plans: Sequence[Any]
+) -> tuple[list[torch.Tensor], torch.Tensor] | None:
+    """:func:`color_twist` (also ``hsv``, ``hue``, ``saturation``) on a dense batch: one batched
+    matrix product with every sample's matrix (``None`` for ragged batches)."""
+    same, dt = _uniform_dtype(plans)
+    block = stacked(samples) if same and len(samples) > 1 else None
+    if block is None or block.shape[-1] != 3:
+        return None
+    n = block.shape[0]
+    mats = _per_sample(plans, "matrix", (3, 3), block.device)
+    offset = _per_sample(plans, "offset", (1, 1), block.device)
+    v = torch.bmm(_f32(block).reshape(n, -1, 3), mats.transpose(1, 2)) + offset
+    out = saturate(v.view(block.shape), dt)
+    return list(out.unbind(0)), out
+
+
+hsv_batched = color_twist_batched
+hue_batched = color_twist_batched
+saturation_batched = color_twist_batched
 
 
 def _dot(ch: Sequence[torch.Tensor], coeffs) -> torch.Tensor:

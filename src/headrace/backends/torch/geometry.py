@@ -24,6 +24,7 @@ import torch
 from headrace._core import dtype as _dt
 from headrace._core.errors import InvalidArgumentError
 from headrace.backends.shared.common import overlap
+from headrace.backends.torch.batching import dense_base
 from headrace.backends.torch.cast import saturate
 from headrace.backends.torch.transfer import upload
 
@@ -223,7 +224,7 @@ def crop_mirror_normalize_batched(
     device = samples[0].device
     shape = tuple(int(v) for v in k0["shape"])
     whole = all(tuple(s.shape) == shape for s in samples)
-    base = _dense_base(samples) if whole else None
+    base = dense_base(samples) if whole else None
     block = base if base is not None else torch.stack([s[b] for s, b in zip(samples, boxes)])
     n = len(samples)
     if mirror_axes:
@@ -250,16 +251,3 @@ def crop_mirror_normalize_batched(
     dense = saturate(vals, out_dtype).permute(perm).contiguous()
     return list(dense.unbind(0)), dense
 
-
-def _dense_base(samples: Sequence[torch.Tensor]) -> torch.Tensor | None:
-    """The ``(N, ...)`` tensor whose consecutive sub-tensors ``samples`` are, if any."""
-    first = samples[0]
-    base = getattr(first, "_base", None)
-    if base is None or base.dim() != first.dim() + 1 or base.shape[0] != len(samples):
-        return None
-    step = base.stride(0) * base.element_size()
-    ptr = first.data_ptr()
-    for i, s in enumerate(samples):
-        if s._base is not base or s.data_ptr() != ptr + i * step or s.stride() != base.stride()[1:]:
-            return None
-    return base
