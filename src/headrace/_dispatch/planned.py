@@ -267,7 +267,7 @@ def planned_kernel(
             outs = spec.whole_batch(kc, x, lay, plans, vals)
             if outs is not None:
                 return (wrap(kc, outs, plans, x, out_lay),)
-        if batched is not None and vals.get("mask", True) is True:
+        if batched is not None and len(samples) > 1 and vals.get("mask", True) is True:
             res = batched(samples, lay, plans)
             if res is not None:
                 return (wrap(kc, res[0], plans, x, out_lay, res[1]),)
