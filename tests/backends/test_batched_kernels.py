@@ -150,3 +150,21 @@ def test_color_batched_matches_per_sample(op: str, per_sample: dict, dtype: np.d
     assert dense.shape[0] == 4
     ragged = [torch.zeros(3, 3, 3, dtype=torch.uint8), torch.zeros(2, 3, 3, dtype=torch.uint8)]
     assert batched(ragged, "HWC", plans[:2]) is None
+
+
+@pytest.mark.parametrize("op", ["crop", "flip"])
+def test_light_geometry_batched_matches_per_sample(op: str) -> None:
+    rng = np.random.default_rng(8)
+    samples = list(torch.from_numpy(rng.integers(0, 256, (5, 12, 10, 3), np.uint8)).unbind(0))
+    schema = REGISTRY[op]
+    per = {"crop": dict(crop=[6.0, 4.0]), "flip": {}}[op]
+    plans = []
+    for i, x in enumerate(samples):
+        extra = (dict(crop_pos_x=i / 4, crop_pos_y=1 - i / 4) if op == "crop"
+                 else dict(horizontal=i % 2, vertical=int(i == 3)))  # fmt: skip
+        vals = plan_args(op, {**schema.defaults, **per, **extra})
+        plans.append(schema.planned.plan(tuple(x.shape), "HWC", np.dtype(np.uint8), **vals))
+    outs, dense = getattr(G, f"{op}_batched")(samples, "HWC", plans)
+    for x, p, o in zip(samples, plans, outs):
+        assert torch.equal(o, getattr(G, op)(x, "HWC", **p.kwargs))
+    assert dense.shape[0] == 5

@@ -22,10 +22,13 @@ X = np.array([[1, 2, 250], [3, 4, 255]], np.uint8)
 
 
 def _data(dt: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Data of a test case: a function of the type and shape alone, so it does not depend on
+    which tests ran before in the same worker process."""
+    rng = np.random.default_rng([sum(map(ord, dt)), *shape])
     if dt == "float32":
-        return (RNG.standard_normal(shape) * 50).astype(np.float32)
+        return (rng.standard_normal(shape) * 50).astype(np.float32)
     info = np.iinfo(dt)
-    return RNG.integers(max(info.min, -1000), min(info.max, 1000), shape, endpoint=True).astype(dt)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), shape, endpoint=True).astype(dt)
 
 
 def _both(fn, *ins, **kw):

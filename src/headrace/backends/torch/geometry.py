@@ -24,7 +24,7 @@ import torch
 from headrace._core import dtype as _dt
 from headrace._core.errors import InvalidArgumentError
 from headrace.backends.shared.common import overlap
-from headrace.backends.torch.batching import dense_base
+from headrace.backends.torch.batching import dense_base, stacked
 from headrace.backends.torch.cast import saturate
 from headrace.backends.torch.transfer import upload
 
@@ -177,6 +177,64 @@ def crop_mirror_normalize(
 def _same(values: Sequence[Any]) -> bool:
     first = values[0]
     return all(v == first for v in values[1:])
+
+
+def crop_batched(
+    samples: Sequence[torch.Tensor], layout: str | None, plans: Sequence[Any]
+) -> tuple[list[torch.Tensor], torch.Tensor] | None:
+    """:func:`crop` (and ``slice``) as one ``stack`` of windows when every window lies inside its
+    sample and all have one shape and type; ``None`` otherwise.
+
+    Examples
+    --------
+    >>> from headrace._dispatch.planned import KernelPlan
+    >>> kw = dict(shape=(1, 2), fill_values=np.zeros(1), channel_axis=None)
+    >>> plans = [KernelPlan((1, 2), None, dict(kw, anchor=(i, 0))) for i in (0, 1)]
+    >>> crop_batched([torch.arange(4).reshape(2, 2)] * 2, "HW", plans)[1].tolist()
+    [[[0, 1]], [[2, 3]]]
+    """
+    kws = [p.kwargs for p in plans]
+    if not (_same([tuple(kw["shape"]) for kw in kws]) and _same([kw.get("dtype") for kw in kws])):
+        return None
+    if not _same([s.dtype for s in samples]):
+        return None
+    wins = []
+    for s, kw in zip(samples, kws):
+        src, _, inside = overlap(kw["anchor"], kw["shape"], s.shape)
+        if not inside:
+            return None
+        wins.append(s[src])
+    dt = kws[0].get("dtype")
+    dense = torch.stack(wins)
+    if dt is not None:
+        dense = saturate(dense, _dt.to_torch_dtype(dt))
+    return list(dense.unbind(0)), dense
+
+
+slice_batched = crop_batched
+
+
+def flip_batched(
+    samples: Sequence[torch.Tensor], layout: str | None, plans: Sequence[Any]
+) -> tuple[list[torch.Tensor], torch.Tensor] | None:
+    """:func:`flip` on a batch of equal-shaped samples: one flip per distinct set of axes, written
+    into one output with index copies; ``None`` for ragged batches."""
+    block = stacked(samples)
+    if block is None:
+        return None
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, p in enumerate(plans):
+        groups.setdefault(tuple(int(a) for a in p.kwargs["axes"]), []).append(i)
+    if len(groups) == 1:
+        axes = next(iter(groups))
+        out = torch.flip(block, tuple(1 + a for a in axes)) if axes else block.clone()
+        return list(out.unbind(0)), out
+    out = block.clone()
+    for axes, idx in groups.items():
+        if axes:
+            sel = upload(np.asarray(idx, np.int64), block.device)
+            out.index_copy_(0, sel, torch.flip(block.index_select(0, sel), [1 + a for a in axes]))
+    return list(out.unbind(0)), out
 
 
 def crop_mirror_normalize_batched(
