@@ -45,6 +45,7 @@ from PIL import Image
 
 from headrace._core.layout import spatial_axes
 from headrace._core.saturate import saturate
+from headrace.backends.cpu._pillow_bridge import pillow_resize
 from headrace.backends.shared.common import Filter, axis_weights, nn_indices
 
 _PIL_FILTERS = {
@@ -52,13 +53,13 @@ _PIL_FILTERS = {
     "cubic": (Image.Resampling.BICUBIC, 4.0),
     "lanczos3": (Image.Resampling.LANCZOS, 6.0),
 }
-_PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+_PIL_CHANNELS = (1, 3, 4)
 
 
 def _pillow_ok(x: np.ndarray, layout: str, filters, lo, hi, out_size) -> bool:
     if x.dtype != np.uint8 or layout not in ("HWC", "FHWC"):
         return False
-    if x.shape[-1] not in _PIL_MODES or len(filters) != 2:
+    if x.shape[-1] not in _PIL_CHANNELS or len(filters) != 2:
         return False
     kind = filters[0].kind
     if kind not in _PIL_FILTERS or filters[1].kind != kind:
@@ -88,15 +89,12 @@ def _pillow_resize(x: np.ndarray, layout: str, out_size, lo, hi, filters) -> np.
         max(lo[0], hi[0]) + pad[0],
     )
     resample = _PIL_FILTERS[filters[0].kind][0]
-    size = (int(out_size[1]), int(out_size[0]))
+    size = (int(out_size[0]), int(out_size[1]))
 
     def one(img: np.ndarray) -> np.ndarray:
         c = img.shape[-1]
         padded = cv2.copyMakeBorder(img, pad[0], pad[0], pad[1], pad[1], cv2.BORDER_REPLICATE)
-        src = padded.reshape(padded.shape[0], padded.shape[1], c)
-        pil = Image.fromarray(src[..., 0] if c == 1 else src, _PIL_MODES[c])
-        res = np.asarray(pil.resize(size, resample, box=box))
-        return res[..., None] if c == 1 else res
+        return pillow_resize(padded.reshape(*padded.shape[:2], c), size, resample, box)
 
     out = np.stack([one(f) for f in x]) if layout[0] == "F" else one(x)
     sp = spatial_axes(layout)
