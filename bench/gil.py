@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,7 @@ def _child(args: argparse.Namespace) -> None:
         for _, labels in epoch():
             images += len(labels)
     print(json.dumps({"images": images, "seconds": time.perf_counter() - t0}), flush=True)
+    sys.stdin.readline()  # py-spy stops before the interpreter's exit (not measured)
 
 
 def _parse(raw: str) -> tuple[int, collections.Counter, collections.Counter]:
@@ -89,8 +91,11 @@ def measure(args: argparse.Namespace, pipeline: str) -> dict:
             child.stdin.write("go\n")
             child.stdin.flush()
             result = json.loads(child.stdout.readline())
-            child.wait(timeout=60)
+            spy.send_signal(signal.SIGINT)  # py-spy writes its samples and stops
             spy.wait(timeout=60)
+            child.stdin.write("exit\n")
+            child.stdin.flush()
+            child.wait(timeout=60)
             raw = Path(out).read_text() if os.path.exists(out) else ""
     finally:
         if child.poll() is None:
