@@ -12,6 +12,7 @@ import numpy as np
 
 from headrace._core.dtype import int32, uint8
 from headrace._core.errors import HeadraceError, InvalidArgumentError, InvalidTypeError
+from headrace.codecs.readfile import read_file
 from headrace.readers._base import Reader, as_path, as_paths
 
 #: The reference's default ``file_filters``: image and audio files.
@@ -55,7 +56,7 @@ class _FileDataset:
     def read(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         path = self.paths[index]
         try:
-            data = np.fromfile(path, dtype=np.uint8)  # one read into a fresh buffer
+            data = read_file(path)  # one read into a fresh buffer, GIL released
         except OSError as e:
             msg = f"cannot read sample {index} ({e.strerror or e})"
             raise _fail(path, msg, e.errno or errno.EIO) from e

@@ -30,6 +30,7 @@ from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.cpu.resampling import resample
 from headrace.backends.shared.common import audio_scale, resampled_length
 from headrace.backends.shared.host import image, inflate, numpy
+from headrace.codecs.readfile import read_file
 
 
 def peek_image_shape(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch]:
@@ -52,7 +53,7 @@ def file_read(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Bat
 
     def one(i: int) -> np.ndarray:
         try:
-            return np.fromfile(paths[i], dtype=np.uint8)
+            return read_file(paths[i])
         except OSError as e:
             raise FileNotFoundError(f"io.file.read: cannot read {paths[i]!r}: {e}") from None
 

@@ -208,11 +208,14 @@ def _cmn_lut(
     elif mirror:
         src = src[:, ::-1]
     luts = _channel_luts(mul, add, out.dtype, src.shape[-1])
+    if use_cv:  # one split (fewer calls holding the GIL than a channel extraction each)
+        planes = cv2.split(src) if src.shape[-1] > 1 else (src.reshape(src.shape[:2]),)
+        for c, plane in enumerate(planes):
+            cv2.LUT(plane, luts[c], dst=out[c])
+        return
     for c in range(src.shape[-1]):
         lut = luts[c]
-        if use_cv:
-            cv2.LUT(cv2.extractChannel(src, c), lut, dst=out[c])
-        elif chw:
+        if chw:
             np.take(lut, src[..., c], out=out[c])
         else:
             out[..., c] = lut[src[..., c]]
