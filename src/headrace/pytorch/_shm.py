@@ -16,8 +16,8 @@ Examples
 >>> meta = writer.write(0, [torch.arange(6).view(2, 3), torch.ones(2, dtype=torch.bfloat16)])
 >>> [t.tolist() for t in reader.read(meta)]
 [[[0, 1, 2], [3, 4, 5]], [1.0, 1.0]]
->>> writer.close(); reader.close(); remove_all(prefix)
-0
+>>> writer.close(); reader.close(); remove_all(prefix)  # the slot's file
+1
 """
 
 from __future__ import annotations
