@@ -23,8 +23,7 @@ torch = pytest.importorskip("torch")
 
 import headrace as ndd  # noqa: E402
 from headrace import pipelines, sample_data  # noqa: E402
-from headrace.pytorch import Loader  # noqa: E402
-from headrace.pytorch import _shm  # noqa: E402
+from headrace.pytorch import Loader, _shm  # noqa: E402
 from headrace.pytorch._rng_schedule import ScheduleError  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -153,7 +152,7 @@ def test_worker_error_names_the_file(folder: Path, tmp_path: Path) -> None:
     threads = threading.active_count()
     reader = ndd.readers.File(file_root=str(data))
     loader = Loader(reader, partial(pipelines.eval_pipeline, size=32), batch_size=4, num_workers=2)
-    with pytest.raises(ndd.DecodeError, match="zz_corrupt.jpg") as info:
+    with pytest.raises(ndd.DecodeError, match=r"zz_corrupt\.jpg") as info:
         list(loader)
     assert "worker" in "\n".join(getattr(info.value, "__notes__", []))
     _no_leftovers(threads)
@@ -228,7 +227,8 @@ def test_ctrl_c_leaves_no_process_or_shared_memory(folder: Path) -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "interrupted" in out, err
     for pid in pids:
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(
-            f"/proc/{pid}/status"
-        ).read_text().lower()
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+        )
     assert glob.glob(os.path.join(_shm.shm_dir(), prefix + "-*")) == []
