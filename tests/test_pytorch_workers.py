@@ -232,3 +232,19 @@ def test_ctrl_c_leaves_no_process_or_shared_memory(folder: Path) -> None:
             or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
         )
     assert glob.glob(os.path.join(_shm.shm_dir(), prefix + "-*")) == []
+
+
+# --- the bench command ----------------------------------------------------------------------------
+def test_bench_with_workers_and_result_line(folder: Path, capsys: pytest.CaptureFixture) -> None:
+    from headrace.cli import main
+
+    common = [str(folder), "--limit", "8", "--batch-size", "4", "--epochs", "1", "--no-progress"]
+    assert main(["bench", *common, "--workers", "1", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 threads in each of 1 worker processes" in out and "headrace" in out
+    assert main(["bench", *common, "--workers", "2", "--threads", "1", "--result-line"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    result = next(ln.split() for ln in lines if ln.startswith("RESULT"))
+    assert result[:3] == ["RESULT", "headrace-w2x1", "eval"]
+    assert float(result[3]) > 0 and float(result[4]) > 0
+    _no_leftovers()

@@ -78,7 +78,7 @@ def result_line(args: argparse.Namespace) -> int:
     from headrace import _benchmark as bm
     from headrace.cli import _images
 
-    pipeline = args.pipeline or "eval"
+    pipeline = str(args.pipeline or "eval")
     images = _images(args.dir, args.limit, progress=False)
     workers = args.workers or 0
     if args.baseline_only:
@@ -108,14 +108,15 @@ def result_line(args: argparse.Namespace) -> int:
 
 def run_scaling(args: argparse.Namespace) -> int:
     """``headrace bench --scaling``: every configuration, each in its own process."""
-    from headrace.cli import _images
+    from headrace.cli import DefaultStr, _images
     from headrace.pytorch.loader import _usable_cpus
 
     images = _images(args.dir, args.limit, progress=not args.no_progress)
     root = str(images.root) if args.dir is None else args.dir
     limit = len(images.paths)
     cpus = _usable_cpus()
-    pipelines = [args.pipeline] if args.pipeline else ["eval", "train"]
+    explicit = args.pipeline and not isinstance(args.pipeline, DefaultStr)
+    pipelines = [str(args.pipeline)] if explicit else ["eval", "train"]
     print(
         f"{PROG} bench --scaling: {limit} images from {images.root}, batch {args.batch_size}, "
         f"{args.epochs} epochs (the first is warm-up), {cpus} CPUs",

@@ -51,6 +51,12 @@ def _positive(text: str) -> int:
     return value
 
 
+class DefaultStr(str):
+    """An option's default value, told apart from the same value given explicitly."""
+
+    __slots__ = ()
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -75,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--pipeline",
         choices=("eval", "train"),
+        default=DefaultStr("eval"),
         help="default: eval (with --scaling: both)",
     )
     b.add_argument("--batch-size", type=_positive, default=64)
@@ -180,7 +187,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from headrace._scaling import result_line
 
         return result_line(args)
-    args.pipeline = args.pipeline or "eval"
     progress = not args.no_progress
     images = _images(args.dir, args.limit, progress)
     workers = _workers(args.workers)

@@ -89,7 +89,7 @@ class SlotWriter:
                 os.unlink(os.path.join(shm_dir(), cur[0]))
             except FileNotFoundError:
                 pass
-        size = max(_MIN_SLOT, -(-(need + need // 4) // _MIN_SLOT) * _MIN_SLOT)
+        size = max(_MIN_SLOT, -(-need // _MIN_SLOT) * _MIN_SLOT)
         self._generation += 1
         name = f"{self.prefix}-w{self.worker}-s{slot}-{self._generation}"
         self._maps[slot] = (name, _map(os.path.join(shm_dir(), name), size, create=True))
