@@ -95,12 +95,32 @@ def list_images(
 
 
 # --- resource meters -------------------------------------------------------------------------
+def _live_children() -> list[int]:
+    """Process ids of this process's running children (Linux ``/proc``; else none)."""
+    try:
+        with open(f"/proc/self/task/{os.getpid()}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _cpu_seconds(children: bool) -> float:
+    """CPU time of this process, and with ``children`` of its child processes: finished ones
+    and (from ``/proc``) running ones such as persistent loader workers."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     t = r.ru_utime + r.ru_stime
     if children:
         c = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t += c.ru_utime + c.ru_stime
+        t += c.ru_utime + c.ru_stime + sum(_proc_cpu_seconds(p) for p in _live_children())
     return t
 
 
@@ -140,6 +160,25 @@ def peak_rss_mib(children: bool = False) -> float:
     if hwm is not None:
         return hwm / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # pragma: no cover
+
+
+def tree_peak_rss_mib() -> float:
+    """Peak resident memory of this process plus that of each running child (e.g. loader
+    workers), in MiB; shared pages count once per process that touched them.
+
+    Examples
+    --------
+    >>> tree_peak_rss_mib() >= peak_rss_mib()
+    True
+    """
+    total = peak_rss_mib()
+    for pid in _live_children():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                total += next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")) / 1024
+        except (OSError, StopIteration):
+            pass
+    return total
 
 
 @dataclass(frozen=True)
@@ -253,8 +292,11 @@ def headrace_loader(
     device: str = "cpu",
     seed: int = 0,
     prefetch: int = 1,
+    num_workers: int | None = None,
+    worker_threads: int | None = None,
 ) -> Any:
-    """A :class:`headrace.pytorch.Loader` running the named pipeline over ``images``.
+    """A :class:`headrace.pytorch.Loader` running the named pipeline over ``images``
+    (``num_workers``/``worker_threads`` as the loader's; ``None``: its defaults).
 
     Without PyTorch installed, the same pipeline yields numpy arrays instead.
     """
@@ -280,6 +322,8 @@ def headrace_loader(
         batch_size=batch_size,
         device=None if gpu else "cpu",
         prefetch=prefetch,
+        num_workers=num_workers,
+        worker_threads=worker_threads,
     )
 
 
@@ -404,9 +448,16 @@ def _worker_init(worker_id: int) -> None:
 
 
 def baseline_loader(
-    images: ImageList, pipeline: str, *, batch_size: int, workers: int, seed: int = 0
+    images: ImageList,
+    pipeline: str,
+    *,
+    batch_size: int,
+    workers: int,
+    seed: int = 0,
+    persistent: bool = False,
 ) -> Any:
-    """``torch.utils.data.DataLoader`` over :class:`PillowImageFolder` (fork workers)."""
+    """``torch.utils.data.DataLoader`` over :class:`PillowImageFolder` (fork workers;
+    ``persistent`` keeps them across epochs, so their memory can be read at the end)."""
     import torch
     import torch.utils.data
 
@@ -419,6 +470,7 @@ def baseline_loader(
         num_workers=workers,
         worker_init_fn=_worker_init,
         generator=g,
+        persistent_workers=persistent and workers > 0,
     )
 
 
@@ -437,4 +489,5 @@ __all__ = [
     "reset_peak_rss",
     "run_epochs",
     "summarize",
+    "tree_peak_rss_mib",
 ]

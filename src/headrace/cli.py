@@ -3,7 +3,10 @@
 ``headrace bench`` runs a ResNet-50 style input pipeline over a folder of images (default: the
 built-in sample data, generated on first use) and prints throughput, time per batch, CPU use
 and peak memory; ``--compare`` also runs a PyTorch DataLoader + Pillow baseline doing the same
-work. ``headrace preview`` saves a grid of augmented samples with their labels (or, with
+work; ``--threads T --workers N`` runs the loader in N worker processes of T threads each, and
+``--scaling`` prints a table over thread and worker counts with the baseline (one line
+``RESULT <configuration> <pipeline> <img/s> <cores>`` per run, for scripts).
+``headrace preview`` saves a grid of augmented samples with their labels (or, with
 ``--pipeline speech``, of the log-mel spectrograms of audio files).
 ``headrace info`` says what headrace found on this machine.
 
@@ -13,6 +16,9 @@ Examples
 >>> args = build_parser().parse_args(["bench", "--pipeline", "train", "--limit", "64"])
 >>> args.command, args.pipeline, args.batch_size, args.limit
 ('bench', 'train', 64, 64)
+>>> args = build_parser().parse_args(["bench", "--threads", "2", "--workers", "4"])
+>>> args.threads, args.workers, args.scaling
+(2, 4, False)
 """
 
 from __future__ import annotations
@@ -45,6 +51,22 @@ def _positive(text: str) -> int:
     return value
 
 
+class DefaultStr(str):
+    """An option's default value, told apart from the same value given explicitly."""
+
+    __slots__ = ()
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``headrace`` command."""
     parser = argparse.ArgumentParser(
@@ -56,9 +78,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="measure an input pipeline's throughput")
     b.add_argument("dir", nargs="?", metavar="DIR", help=folder_help)
-    b.add_argument("--pipeline", choices=("eval", "train"), default="eval")
+    b.add_argument(
+        "--pipeline",
+        choices=("eval", "train"),
+        default=DefaultStr("eval"),
+        help="default: eval (with --scaling: both)",
+    )
     b.add_argument("--batch-size", type=_positive, default=64)
-    b.add_argument("--threads", type=_positive, help="worker threads (default: CPUs available)")
+    b.add_argument(
+        "--threads",
+        type=_positive,
+        help="headrace threads (per worker process with --workers; default: CPUs available, "
+        "divided among the workers)",
+    )
+    b.add_argument(
+        "--workers",
+        type=_non_negative,
+        help="worker processes of the loader (default: pytorch.Loader's choice, 0 below 8 CPUs)",
+    )
+    b.add_argument(
+        "--scaling",
+        action="store_true",
+        help="a table over thread and worker counts, with the DataLoader + Pillow baseline "
+        "(each configuration in its own process; see also --limit, --epochs)",
+    )
+    b.add_argument("--result-line", action="store_true", help=argparse.SUPPRESS)
+    b.add_argument("--baseline-only", action="store_true", help=argparse.SUPPRESS)
     b.add_argument("--epochs", type=_positive, default=3, help="the first one counts as warm-up")
     b.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     b.add_argument(
@@ -134,14 +179,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from headrace import _benchmark as bm
 
     _check_device(args.device)
+    if args.scaling:
+        from headrace._scaling import run_scaling
+
+        return run_scaling(args)
+    if args.result_line:
+        from headrace._scaling import result_line
+
+        return result_line(args)
     progress = not args.no_progress
     images = _images(args.dir, args.limit, progress)
-    threads = args.threads or ndd.get_num_threads()
+    workers = _workers(args.workers)
+    threads = args.threads or max(1, ndd.get_num_threads() // max(workers, 1))
     ndd.set_num_threads(threads)
+    in_workers = f" in each of {workers} worker processes" if workers else ""
     print(
         f"{PROG} bench: {args.pipeline} pipeline, {len(images.paths)} images in "
         f"{len(images.classes)} classes from {images.root}\n"
-        f"batch {args.batch_size}, {threads} threads, {args.epochs} epochs, device {args.device}"
+        f"batch {args.batch_size}, {threads} threads{in_workers}, {args.epochs} epochs, "
+        f"device {args.device}"
     )
     rows = []
     has_torch = bm.torch_available()
@@ -150,8 +206,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 2
     if args.compare:  # first, so that its forked workers do not inherit headrace's memory
         loader = bm.baseline_loader(
-            images, args.pipeline, batch_size=args.batch_size, workers=threads, seed=args.seed
-        )
+            images, args.pipeline, batch_size=args.batch_size, workers=workers or threads,
+            seed=args.seed,
+        )  # fmt: skip
         res = bm.run_epochs(
             lambda: loader,
             args.epochs,
@@ -164,8 +221,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         base = ("DataLoader+Pillow", bm.summarize(res), bm.peak_rss_mib(children=True))
     bm.reset_peak_rss()
     loader = bm.headrace_loader(
-        images, args.pipeline, batch_size=args.batch_size, device=args.device, seed=args.seed
-    )
+        images, args.pipeline, batch_size=args.batch_size, device=args.device, seed=args.seed,
+        num_workers=workers, worker_threads=threads,
+    )  # fmt: skip
     res = bm.run_epochs(
         lambda: loader,
         args.epochs,
@@ -173,8 +231,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         total=lambda: len(loader),
         label=PROG,
         progress=progress,
+        children=bool(workers),
     )
-    rows.append((PROG, bm.summarize(res), bm.peak_rss_mib()))
+    rows.append((PROG, bm.summarize(res), bm.tree_peak_rss_mib() if workers else bm.peak_rss_mib()))
+    if workers:
+        loader.close()
     if args.compare:
         rows.append(base)
     timed = "median of epochs 2-" + str(args.epochs) if args.epochs > 1 else "1 epoch"
@@ -183,10 +244,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.compare:
         ratio = rows[0][1].img_per_s / rows[1][1].img_per_s
         print(
-            f"{PROG} is {ratio:.2f}x the DataLoader's throughput ({threads} workers; its peak "
+            f"{PROG} is {ratio:.2f}x the DataLoader's throughput ({workers or threads} workers; "
+            "its peak "
             "memory is the largest worker's)."
         )
     return 0
+
+
+def _workers(requested: int | None) -> int:
+    """The loader's worker count for ``--workers`` (its default when not given)."""
+    if requested is not None:
+        return requested
+    from headrace.pytorch.loader import default_num_workers
+
+    return default_num_workers()
 
 
 # --- preview ---------------------------------------------------------------------------------
