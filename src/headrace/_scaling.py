@@ -76,7 +76,7 @@ def result_line(args: argparse.Namespace) -> int:
     """One configuration in this process: print its ``RESULT`` and ``PEAK`` lines."""
     import headrace as ndd
     from headrace import _benchmark as bm
-    from headrace.cli import _images
+    from headrace._cli_support import bench_images as _images
 
     pipeline = str(args.pipeline or "eval")
     images = _images(args.dir, args.limit, progress=False)
@@ -108,7 +108,8 @@ def result_line(args: argparse.Namespace) -> int:
 
 def run_scaling(args: argparse.Namespace) -> int:
     """``headrace bench --scaling``: every configuration, each in its own process."""
-    from headrace.cli import DefaultStr, _images
+    from headrace._cli_support import DefaultStr
+    from headrace._cli_support import bench_images as _images
     from headrace.pytorch.loader import _usable_cpus
 
     images = _images(args.dir, args.limit, progress=not args.no_progress)

@@ -34,11 +34,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from headrace._cli_support import DefaultStr, UsageError
+from headrace._cli_support import bench_images as _images
+
 PROG = "headrace"
-
-
-class UsageError(Exception):
-    """A problem with the command line or the data; printed without a traceback (exit 2)."""
 
 
 def _positive(text: str) -> int:
@@ -49,12 +48,6 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
-
-
-class DefaultStr(str):
-    """An option's default value, told apart from the same value given explicitly."""
-
-    __slots__ = ()
 
 
 def _non_negative(text: str) -> int:
@@ -132,16 +125,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("info", help="version, codecs, backends and threads found")
     return parser
-
-
-def _images(folder: str | os.PathLike[str] | None, limit: int | None, progress: bool = True) -> Any:
-    from headrace import _benchmark, sample_data
-
-    root = folder if folder is not None else sample_data.image_folder(progress=progress)
-    try:
-        return _benchmark.list_images(root, limit)
-    except _benchmark.FolderError as e:
-        raise UsageError(str(e)) from None
 
 
 def _audio_files(folder: str | os.PathLike[str] | None) -> Any:

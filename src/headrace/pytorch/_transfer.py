@@ -8,6 +8,7 @@
 * :func:`error_payload` / :func:`rebuild_error`: a worker's exception, re-raised in the parent
   with its type and message (headrace's errors are often of a per-call subclass that pickle
   cannot name, so the nearest importable class is sent).
+* :func:`to_torch`: one pipeline output (or a structure of them) as torch tensors on a device.
 * :func:`split_outputs` / :func:`join_outputs`: a result structure (tuple, list, dict) with its
   tensors taken out, and put back.
 
@@ -30,6 +31,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from headrace._core.errors import InvalidTypeError
 from headrace._rng import RNG
 
 
@@ -268,3 +270,33 @@ __all__ = [
     "stateful_foreign_rng",
     "unpickle_function",
 ]
+
+
+def to_torch(value: Any, device: Any, non_blocking: bool) -> Any:
+    """Convert one pipeline output (Batch, Tensor, numpy, torch, or a tuple/list/dict of them)."""
+    import numpy as np
+    import torch
+
+    from headrace._core.batch import Batch
+    from headrace._core.tensor import Tensor
+
+    if isinstance(value, Mapping):
+        return {k: to_torch(v, device, non_blocking) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(to_torch(v, device, non_blocking) for v in value)
+    if isinstance(value, (Batch, Tensor)):
+        t = value.torch()
+    elif isinstance(value, np.ndarray):
+        t = torch.from_numpy(value)
+    elif isinstance(value, torch.Tensor):
+        t = value
+    elif value is None:
+        return None
+    else:
+        raise InvalidTypeError(
+            f"Loader: the per-batch function returned a {type(value).__name__}; return "
+            "headrace Batches/Tensors, numpy arrays or torch tensors (or a tuple/dict of them)."
+        )
+    if device is not None and t.device != device:
+        t = t.to(device, non_blocking=non_blocking and device.type == "cuda")
+    return t

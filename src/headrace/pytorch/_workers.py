@@ -136,7 +136,6 @@ def worker_main(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     _fresh_exec_state(threads)
-    from headrace.pytorch.loader import _to_torch
 
     kind, payload = init
     if kind == "pickled":
@@ -181,7 +180,7 @@ def worker_main(
                     new_periods = {k: d for k, d in sched.period.items() if d}
                 with sched.step(step):
                     result = call()
-                spec, tensors = _transfer.split_outputs(_to_torch(result, cpu, False))
+                spec, tensors = _transfer.split_outputs(_transfer.to_torch(result, cpu, False))
                 meta = writer.write(slot, tensors)
                 conn.send(("ok", step, meta, spec, new_periods))
             except Exception as e:

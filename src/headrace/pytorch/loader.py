@@ -33,36 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
-
-
-def _to_torch(value: Any, device: Any, non_blocking: bool) -> Any:
-    """Convert one pipeline output (Batch, Tensor, numpy, torch, or a tuple/list/dict of them)."""
-    import numpy as np
-    import torch
-
-    from headrace._core.batch import Batch
-    from headrace._core.tensor import Tensor
-
-    if isinstance(value, Mapping):
-        return {k: _to_torch(v, device, non_blocking) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return type(value)(_to_torch(v, device, non_blocking) for v in value)
-    if isinstance(value, (Batch, Tensor)):
-        t = value.torch()
-    elif isinstance(value, np.ndarray):
-        t = torch.from_numpy(value)
-    elif isinstance(value, torch.Tensor):
-        t = value
-    elif value is None:
-        return None
-    else:
-        raise InvalidTypeError(
-            f"Loader: the per-batch function returned a {type(value).__name__}; return "
-            "headrace Batches/Tensors, numpy arrays or torch tensors (or a tuple/dict of them)."
-        )
-    if device is not None and t.device != device:
-        t = t.to(device, non_blocking=non_blocking and device.type == "cuda")
-    return t
+from headrace.pytorch._transfer import to_torch
 
 
 def _torch_device(device: Any) -> Any:
@@ -334,7 +305,7 @@ class Loader:
         self.epoch += 1
 
     def _deliver(self, result: Any, state: Any) -> Any:
-        out = _to_torch(result, self.device, self.non_blocking)
+        out = to_torch(result, self.device, self.non_blocking)
         self._state = state
         return out
 
