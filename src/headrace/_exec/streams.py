@@ -24,7 +24,7 @@ import threading
 from typing import Any
 
 from headrace._core.device import Device, _real_gpu_count
-from headrace._core.errors import InvalidArgumentError
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 
 _CREATE: Any = object()
 
@@ -89,7 +89,7 @@ class Stream:
             _, handle = stream.__cuda_stream__()
             own_dev = _device_of_stream_object(stream)
         elif isinstance(stream, bool) or not isinstance(stream, int):
-            raise InvalidArgumentError(
+            raise InvalidTypeError(
                 f"Stream: expected a stream handle (int), a torch stream or an object with "
                 f"__cuda_stream__ (got {type(stream).__name__})."
             )
@@ -134,7 +134,7 @@ class Stream:
         if hasattr(other, "__cuda_stream__") or hasattr(other, "wait_event"):
             try:
                 o = Stream(other)
-            except (InvalidArgumentError, TypeError, ValueError):
+            except (TypeError, ValueError):
                 return NotImplemented
             return self.handle == o.handle and (
                 _device_of_stream_object(other) is None or self.device_id == o.device_id
