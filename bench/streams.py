@@ -29,7 +29,7 @@ def main() -> None:
         raise SystemExit("bench/streams.py needs a CUDA device")
     rng = np.random.default_rng(0)
     data = rng.integers(0, 256, (a.batch, a.size, a.size, 3), dtype=np.uint8)
-    x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="NHWC")
+    x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="HWC")
     consumer = torch.cuda.Stream()
 
     def loop(device_sync: bool) -> float:

@@ -23,7 +23,7 @@ _BUSY = 1_000_000_000  # GPU clock cycles (~0.5 s): a stream busy far longer tha
 
 @pytest.fixture(autouse=True)
 def _clean_streams() -> Iterator[None]:
-    warm = ndd.as_batch(torch.zeros((1, 4, 4, 3), dtype=torch.uint8, device="cuda"), layout="NHWC")
+    warm = ndd.as_batch(torch.zeros((1, 4, 4, 3), dtype=torch.uint8, device="cuda"), layout="HWC")
     ndd.flip(warm).cpu().evaluate()  # backend imports and first launches happen here
     yield
     ndd.set_current_stream(None)
@@ -53,7 +53,7 @@ def _probe(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, object]]:
 def test_ops_run_on_the_explicit_context_stream(monkeypatch, mode) -> None:  # type: ignore[no-untyped-def]
     seen = _probe(monkeypatch)
     s = torch.cuda.Stream()
-    x = ndd.as_batch(torch.from_numpy(_images(2, 16, 16)).cuda(), layout="NHWC")
+    x = ndd.as_batch(torch.from_numpy(_images(2, 16, 16)).cuda(), layout="HWC")
     with getattr(ndd.EvalMode, mode), ndd.EvalContext(cuda_stream=s):
         y = ndd.flip(x, horizontal=1, vertical=0)
     y.evaluate()
@@ -62,7 +62,7 @@ def test_ops_run_on_the_explicit_context_stream(monkeypatch, mode) -> None:  # t
 
 def test_default_context_owns_a_stream_and_follows_set_current_stream(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     seen = _probe(monkeypatch)
-    x = ndd.as_batch(torch.from_numpy(_images(2, 16, 16)).cuda(), layout="NHWC")
+    x = ndd.as_batch(torch.from_numpy(_images(2, 16, 16)).cuda(), layout="HWC")
     ndd.flip(x).evaluate()
     own = ndd.get_current_stream().torch_stream()
     assert seen[-1] == (own, own) and own != torch.cuda.default_stream()
@@ -77,7 +77,7 @@ def test_torch_result_is_correct_on_another_stream_without_a_full_sync(monkeypat
     real_sync = torch.cuda.synchronize
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: calls.append(a) or real_sync(*a))
     data = _images()
-    x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="NHWC")
+    x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="HWC")
     producer = torch.cuda.Stream()
     with ndd.EvalContext(cuda_stream=producer):
         with torch.cuda.stream(producer):
@@ -114,7 +114,7 @@ def test_memory_stays_valid_for_the_consumer_after_release() -> None:
     data = _images(2, 1024, 1024, seed=1)
     producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
     with ndd.EvalContext(cuda_stream=producer):
-        x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="NHWC")
+        x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="HWC")
         y = ndd.flip(x, horizontal=1, vertical=0)
         with torch.cuda.stream(consumer):
             torch.cuda._sleep(_BUSY)  # the consumer reads late...
@@ -136,7 +136,7 @@ def test_inputs_made_on_the_users_stream_are_waited_for() -> None:
         torch.cuda._sleep(_BUSY)
         dev = torch.empty(data.shape, dtype=torch.uint8, device="cuda")
         dev.copy_(src, non_blocking=True)  # written late, on the user's stream
-        x = ndd.as_batch(dev, layout="NHWC")  # imported on that stream
+        x = ndd.as_batch(dev, layout="HWC")  # imported on that stream
     with ndd.EvalContext(cuda_stream=torch.cuda.Stream()):
         y = ndd.flip(x, horizontal=0, vertical=1)
         got = y.cpu().torch().numpy()
@@ -145,10 +145,10 @@ def test_inputs_made_on_the_users_stream_are_waited_for() -> None:
 
 def test_sync_full_waits_for_the_context_stream_only() -> None:
     other, mine = torch.cuda.Stream(), torch.cuda.Stream()
-    x = ndd.as_batch(torch.from_numpy(_images(2, 64, 64)).cuda(), layout="NHWC")
+    x = ndd.as_batch(torch.from_numpy(_images(2, 64, 64)).cuda(), layout="HWC")
     torch.cuda.synchronize()
     with torch.cuda.stream(other):
-        torch.cuda._sleep(_BUSY * 10)
+        torch.cuda._sleep(_BUSY * 4)
     with ndd.EvalMode.sync_full, ndd.EvalContext(cuda_stream=mine):
         ndd.flip(x)
         assert mine.query()  # the call's stream is done...
@@ -157,7 +157,7 @@ def test_sync_full_waits_for_the_context_stream_only() -> None:
 
 def test_per_sample_gpu_arguments_match_cpu_arguments() -> None:
     data = _images(3, 32, 32, seed=3)
-    x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="NHWC")
+    x = ndd.as_batch(torch.from_numpy(data).cuda(), layout="HWC")
     flags = ndd.batch(np.array([1, 0, 1], np.int32))
     on_gpu = ndd.flip(x, horizontal=flags.gpu(), vertical=0).torch().cpu().numpy()
     want = data.copy()

@@ -373,8 +373,12 @@ def _as_input_batch(
 
 
 def _wait_input(ready: Any, samples: list[Any], stream: Any) -> None:
-    """``stream`` waits for GPU input samples made elsewhere (a no-op without CUDA)."""
-    if stream is not None and ready is not None:
+    """``stream`` (the call's; None for a CPU call: torch's current one, which a CPU call
+    copying GPU data to the host uses) waits for GPU input samples made elsewhere. A no-op
+    without CUDA."""
+    if stream is None:
+        _ho.wait_on_current(ready, samples)
+    elif ready is not None:
         _ho.wait(ready, samples, stream)
 
 
