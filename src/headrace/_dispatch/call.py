@@ -22,7 +22,7 @@ from headrace._core import callsite as _callsite
 from headrace._core import handoff as _ho
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
-from headrace._core.device import CPU, Device
+from headrace._core.device import CPU, Device, _real_gpu_count
 from headrace._core.device import device as _to_device
 from headrace._core.errors import (
     BatchSizeMismatchError,
@@ -200,7 +200,7 @@ def _launch(
     n: int = b.n  # type: ignore[assignment]
     num_outputs = schema.num_outputs
     # the stream is chosen at the call (the executor thread has other thread-local settings)
-    stream = _call_stream(ctx, dev) if dev.device_type == "gpu" else None
+    stream = _call_stream(ctx, dev) if dev.device_type == "gpu" and _real_gpu_count() else None
 
     def body() -> tuple[Batch, ...]:
         kc = KernelContext(name, ctx, dev, n, rng_words, module, stream)
