@@ -72,6 +72,18 @@ def test_default_context_owns_a_stream_and_follows_set_current_stream(monkeypatc
     assert seen[-1] == (side, side)
 
 
+def test_a_call_keeps_the_stream_it_was_issued_with(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    seen = _probe(monkeypatch)
+    x = ndd.batch(list(_images(2, 16, 16)), device="gpu", layout="HWC")  # not external data
+    first = torch.cuda.Stream()
+    ndd.set_current_stream(first)
+    with ndd.EvalMode.deferred:
+        y = ndd.flip(x)
+    ndd.set_current_stream(torch.cuda.Stream())  # later changes do not move issued calls
+    y.evaluate()
+    assert seen == [(first, first)]
+
+
 def test_torch_result_is_correct_on_another_stream_without_a_full_sync(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     calls = []
     real_sync = torch.cuda.synchronize
