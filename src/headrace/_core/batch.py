@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from headrace._core import dtype as _dt
+from headrace._core import handoff as _ho
 from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
@@ -58,6 +59,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         "_external",
         "_kept",
         "_layout",
+        "_ready",
         "_samples",
         "_sources",
         "_src",
@@ -84,6 +86,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._sources: list[str | None] | None = None
         self._kept: tuple[int, ...] | None = None
         self._step: Step | None = None
+        self._ready: _ho.Ready | None = None  # CUDA data: when its producer stream wrote it
         if invocation_result is not None:
             inv, out_idx, bs, meta_dtype, meta_layout, dev = invocation_result
             self._src = (inv, out_idx)
@@ -95,6 +98,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
             return
         want_dtype = _dt.dtype(dtype) if dtype is not None else None
         want_device = _to_device(device)
+        _wait_for_sources(tensors)
         samples, src_dtype, src_layout, dense, copied, external = _import_samples(
             tensors, want_dtype
         )
@@ -128,6 +132,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         ndim = samples[0].ndim if samples else (len(lay) if lay else 0)
         self._samples = samples
         self._dense = dense
+        self._ready = _ho.mark(samples[0]) if samples else None  # on the current stream
         self._bs = len(samples)
         self._dtype = src_dtype
         self._layout = validate_layout(lay, ndim)
@@ -142,9 +147,11 @@ class Batch(ArithmeticMixin, DeviceMixin):
         layout: str | None,
         dev: Device,
         dense: Any = None,
+        ready: _ho.Ready | None = None,
     ) -> Batch:
-        """Fast internal constructor from storage (no checks)."""
+        """Fast internal constructor from storage (no checks); ``ready``: see :mod:`.handoff`."""
         b = cls.__new__(cls)
+        b._ready = ready
         b._samples = samples
         b._dense = dense
         b._bs = len(samples)
@@ -171,6 +178,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         inv, out_idx = src
         out = inv.wait()[out_idx]
         self._samples = out._samples
+        self._ready = out._ready
         self._bs = out._bs
         self._sources = out._sources
         self._kept = out._kept
@@ -266,12 +274,16 @@ class Batch(ArithmeticMixin, DeviceMixin):
                 raise IndexError(
                     f"Sample index {i} is out of range for a batch of {len(samples)} samples."
                 )
-            t = Tensor._wrap(samples[i], self._dtype, self._layout, self._device, self._external)
+            t = Tensor._wrap(
+                samples[i], self._dtype, self._layout, self._device, self._external, self._ready
+            )
             if self._sources is not None:
                 t._source = self._sources[i]
             return t
         idx = _sample_indices(index, len(samples))
-        b = Batch._wrap([samples[i] for i in idx], self._dtype, self._layout, self._device)
+        b = Batch._wrap(
+            [samples[i] for i in idx], self._dtype, self._layout, self._device, ready=self._ready
+        )
         if self._sources is not None:
             b._sources = [self._sources[i] for i in idx]
         return b
@@ -306,6 +318,9 @@ class Batch(ArithmeticMixin, DeviceMixin):
         >>> import headrace as ndd
         >>> ndd.batch([np.ones(2), np.ones(3)]).torch(pad=True).tolist()
         [[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
+
+        For GPU data, torch's current stream waits (on the GPU, through an event) for the stream
+        that produced the samples, and their memory stays valid for work queued on that stream.
         """
         arr, copied = dense_storage(self, pad=pad, allow_copy=copy is not False)
         if isinstance(arr, np.ndarray):
@@ -318,6 +333,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
 
     def __repr__(self) -> str:
         samples = self._resolved()
+        _ho.wait_on_current(self._ready, samples)
         body = ",\n".join(
             "    "
             + np.array2string(
@@ -349,7 +365,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         if device is not None or dtype is not None:
             t = Tensor(t, dtype=dtype, device=device)
         arr = t._resolved_data()
-        return Batch._wrap([arr] * batch_size, t._dtype, t._layout, t._device)
+        return Batch._wrap([arr] * batch_size, t._dtype, t._layout, t._device, ready=t._ready)
 
 
 class Step:
@@ -584,6 +600,20 @@ def _import_samples(
     return samples, dt, lay, None, copied, external and not copied
 
 
+def _wait_for_sources(tensors: Any) -> None:
+    """Make torch's current stream wait for the GPU Tensors/Batches a new batch is made of."""
+    if isinstance(tensors, Batch):
+        if tensors._device.device_type == "gpu":
+            _ho.wait_on_current(tensors._ready, tensors._resolved())
+    elif isinstance(tensors, Tensor):
+        if tensors._device.device_type == "gpu":
+            _ho.wait_on_current(tensors._ready, [tensors._resolved_data()])
+    elif isinstance(tensors, (list, tuple)):
+        for x in tensors:
+            if isinstance(x, Tensor) and x._device.device_type == "gpu":
+                _ho.wait_on_current(x._ready, [x._resolved_data()])
+
+
 def _is_python(x: Any) -> bool:
     return isinstance(x, (list, tuple, int, float, bool))
 
@@ -594,7 +624,10 @@ def dense_storage(b: Batch, *, pad: bool, allow_copy: bool = True) -> tuple[Any,
         b._step.check(b)
     samples = b._resolved()
     if b._dense is not None:
+        _ho.wait_on_current(b._ready, [b._dense])
         return b._dense, False
+    if samples:
+        _ho.wait_on_current(b._ready, samples)  # stacking runs on the current stream
     if not samples:
         raise InvalidArgumentError("Cannot convert an empty batch to a dense tensor.")
     shapes = {tuple(s.shape) for s in samples}
@@ -639,12 +672,14 @@ def batch_to_tensor(b: Batch, *, pad: bool = False, device: Any = None) -> Tenso
     def run() -> tuple[Batch]:
         arr, _ = dense_storage(b, pad=pad)
         lay = ("N" + b._layout) if b._layout else None
-        return (Batch._wrap([arr], b.dtype, lay, b._device),)
+        return (Batch._wrap([arr], b.dtype, lay, b._device, ready=_ho.mark(arr)),)
 
     mode = EvalMode.current()
     if mode.value >= 2 or (b._samples is not None and b._dense is not None):
-        arr = run()[0]._samples[0]  # type: ignore[index]
-        t = Tensor._wrap(arr, b.dtype, ("N" + b._layout) if b._layout else None, b._device)
+        out = run()[0]
+        arr = out._samples[0]  # type: ignore[index]
+        lay = ("N" + b._layout) if b._layout else None
+        t = Tensor._wrap(arr, b.dtype, lay, b._device, ready=out._ready)
     else:
         inv = Invocation(run, "as_tensor", callsite.capture(2), deferred=mode is EvalMode.deferred)
         t = Tensor(invocation_result=(inv, 0, 0, None, None, b._device))

@@ -163,7 +163,9 @@ def move(arr: Array, dev: Device, dtype: _dt.DType, *, copy: bool = False) -> Ar
     target = dev.torch_device()
     if target.type == "cpu":
         return t.clone()
-    return t.to(target, non_blocking=False)
+    # staged through pinned memory (torch's host cache keeps it until the copy is done), so the
+    # upload is queued on the current stream without waiting for the host or for the stream
+    return t.pin_memory().to(target, non_blocking=True)
 
 
 def cast(arr: Array, dtype: _dt.DType) -> Array:

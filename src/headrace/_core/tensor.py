@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from headrace._core import dtype as _dt
+from headrace._core import handoff as _ho
 from headrace._core import indexing as _ix
 from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
@@ -46,6 +47,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         "_dtype",
         "_external",
         "_layout",
+        "_ready",
         "_source",
         "_src",
     )
@@ -62,11 +64,13 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         copy: bool = False,
     ) -> None:
         self._src: tuple[Invocation, int, int] | None = None
+        self._ready: _ho.Ready | None = None  # CUDA data: when its producer stream wrote it
         self._external = False
         self._source: str | None = None  # where the sample came from (a file), when known
         if batch is not None:
             t = batch.select(index_in_batch or 0)
             self._set_from(t._resolved_data(), t.dtype, t.layout, t.device)
+            self._ready = t._ready
             return
         if invocation_result is not None:
             inv, out_idx, sample_idx, meta_dtype, meta_layout, dev = invocation_result
@@ -80,6 +84,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         want_device = _to_device(device)
         if isinstance(data, Tensor):
             arr = data._resolved_data()
+            _ho.wait_on_current(data._ready, [arr])  # copies below run on the current stream
             src_dtype, src_layout = data._dtype, data._layout
             copied = False
             self._external = data._external
@@ -113,6 +118,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
             self._external = False
         lay = layout if layout is not None else src_layout
         self._set_from(arr, src_dtype, validate_layout(lay, arr.ndim), _device_of(arr))
+        self._ready = _ho.mark(arr)  # imported or copied on the current stream
 
     def _set_from(self, arr: Any, dtype: _dt.DType, layout: str | None, dev: Device) -> None:
         self._data = arr
@@ -122,10 +128,17 @@ class Tensor(ArithmeticMixin, DeviceMixin):
 
     @classmethod
     def _wrap(
-        cls, arr: Any, dtype: _dt.DType, layout: str | None, dev: Device, external: bool = False
+        cls,
+        arr: Any,
+        dtype: _dt.DType,
+        layout: str | None,
+        dev: Device,
+        external: bool = False,
+        ready: _ho.Ready | None = None,
     ) -> Tensor:
-        """Fast internal constructor from storage (no checks)."""
+        """Fast internal constructor from storage (no checks); ``ready``: see :mod:`.handoff`."""
         t = cls.__new__(cls)
+        t._ready = ready
         t._data = arr
         t._dtype = dtype
         t._layout = layout
@@ -148,6 +161,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         inv, out_idx, sample_idx = src
         out = inv.wait()[out_idx]
         self._data = out._samples[sample_idx]
+        self._ready = out._ready
         self._dtype = out._dtype
         self._layout = out._layout
         self._src = None
@@ -155,6 +169,13 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     @property
     def _is_lazy(self) -> bool:
         return self._data is None
+
+    def _consumable(self) -> Any:
+        """The data, safe to use on torch's current stream (waits there for its producer)."""
+        arr = self._resolved_data()
+        if not isinstance(arr, np.ndarray):
+            _ho.wait_on_current(self._ready, [arr])
+        return arr
 
     def evaluate(self) -> Tensor:
         """Run the pending computation (a no-op for concrete data); returns ``self``."""
@@ -210,7 +231,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     # --- conversions -------------------------------------------------------------------------
     def item(self) -> Any:
         """The single element as a Python scalar."""
-        arr = self._resolved_data()
+        arr = self._consumable()
         n = self.size
         if n != 1:
             raise ValueError(f"Tensor has {n} elements, expected 1")
@@ -224,8 +245,11 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         >>> import headrace as ndd
         >>> ndd.tensor([1, 2]).torch().tolist()
         [1, 2]
+
+        For GPU data, torch's current stream waits (on the GPU, through an event) for the stream
+        that produced the data, and the memory stays valid for work queued on that stream.
         """
-        arr = self._resolved_data()
+        arr = self._consumable()
         t = _st.numpy_to_torch(arr, self._dtype) if isinstance(arr, np.ndarray) else arr
         return t.clone() if copy else t
 
@@ -243,7 +267,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     def __cuda_array_interface__(self) -> dict[str, Any]:
         if self._device.device_type != "gpu":
             raise AttributeError("__cuda_array_interface__ is only available for GPU tensors.")
-        arr = self._resolved_data()
+        arr = self._consumable()
         try:
             return arr.__cuda_array_interface__  # type: ignore[no-any-return]
         except (AttributeError, RuntimeError) as e:
@@ -257,9 +281,12 @@ class Tensor(ArithmeticMixin, DeviceMixin):
             if not arr.flags.writeable:
                 arr = arr.copy()
             return arr.__dlpack__(**({"stream": stream} if stream is not None else {}), **kwargs)
-        if stream is None:
+        if not arr.is_cuda:  # fake-GPU data (torch CPU tensors)
             return arr.__dlpack__(**kwargs)
-        return arr.__dlpack__(stream=stream, **kwargs)
+        consumer = _ho.dlpack_consumer(stream, arr)
+        if consumer is not None:
+            _ho.wait(self._ready, [arr], consumer)
+        return arr.__dlpack__(stream=-1, **kwargs)  # synchronised above
 
     def __dlpack_device__(self) -> tuple[int, int]:
         arr = self._resolved_data()
@@ -275,9 +302,19 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         arr = self._resolved_data()
         full = _ix.expand(idx, arr.ndim)
         _ix.check_bounds(full, tuple(arr.shape))
+        ready = self._ready
+        if ready is not None:  # CUDA: index on the current stream, after the producer
+            _ho.wait_on_current(ready, [arr])
         out = _ix.apply(arr, full)
+        if ready is not None:
+            ready = _ho.mark(out)
         return Tensor._wrap(
-            out, self._dtype, _ix.result_layout(full, self._layout), self._device, self._external
+            out,
+            self._dtype,
+            _ix.result_layout(full, self._layout),
+            self._device,
+            self._external,
+            ready,
         )
 
     def __iter__(self) -> Any:
@@ -299,7 +336,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         return int(self.item())
 
     def __repr__(self) -> str:
-        arr = self._resolved_data()
+        arr = self._consumable()
         body = np.array2string(
             np.asarray(arr.cpu() if not isinstance(arr, np.ndarray) else arr),
             separator=", ",

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from headrace._core import callsite as _callsite
+from headrace._core import handoff as _ho
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
-from headrace._core.device import CPU, Device
+from headrace._core.device import CPU, Device, _real_gpu_count
 from headrace._core.device import device as _to_device
 from headrace._core.errors import (
     BatchSizeMismatchError,
@@ -198,27 +199,34 @@ def _launch(
     ins = b.ins
     n: int = b.n  # type: ignore[assignment]
     num_outputs = schema.num_outputs
+    # the stream is chosen at the call (the executor thread has other thread-local settings)
+    stream = _call_stream(ctx, dev) if dev.device_type == "gpu" and _real_gpu_count() else None
 
-    def run() -> tuple[Batch, ...]:
-        kc = KernelContext(name, ctx, dev, n, rng_words, module)
-        batches = [None if x is None else _as_input_batch(x, n, dev, schema) for x in ins]
+    def body() -> tuple[Batch, ...]:
+        kc = KernelContext(name, ctx, dev, n, rng_words, module, stream)
+        batches = [None if x is None else _as_input_batch(x, n, dev, schema, stream) for x in ins]
         if batches and batches[0] is not None:
             kc.sources = batches[0]._sources
         if lazy_args:
             for k, v in lazy_args:
-                r = vals[k] = _resolve_arg(schema, k, v, n)
+                r = vals[k] = _resolve_arg(schema, k, v, n, stream)
                 if type(r) is PerSample:
                     vals.per_sample = True
             if schema.check is not None:
                 schema.check(vals)
-        return kern(kc, batches, vals)  # type: ignore[no-any-return]
+        outs = kern(kc, batches, vals)
+        if stream is not None:
+            _mark_outputs(outs, stream)
+        return outs  # type: ignore[no-any-return]
+
+    run = body if stream is None else lambda: _on_stream(stream, body)
 
     mode = EvalMode.current()
     batch_mode = b.batch_mode
     if mode.value >= 2 or b.external or in_worker():
         outs = run()  # errors surface here, at the user's call, with their own type
-        if mode is EvalMode.sync_full:
-            _sync_device(dev)
+        if mode is EvalMode.sync_full and stream is not None:
+            stream.synchronize()  # this call's stream only, not the whole device
         return _wrap_outputs(outs, batch_mode, num_outputs)
     if (
         mode is EvalMode.eager
@@ -246,6 +254,34 @@ def _launch(
 
 
 # --- helpers -----------------------------------------------------------------------------------
+def _call_stream(ctx: EvalContext, dev: Device) -> Any:
+    """The torch stream a GPU call runs on: its context's, else (a call for another GPU) the
+    thread's default one for that GPU; None without CUDA."""
+    if ctx.device_id == dev.device_id:
+        return ctx._torch_stream()
+    if dev.torch_device().type != "cuda":
+        return None
+    return EvalContext.default_for(dev.device_id)._torch_stream()
+
+
+def _on_stream(stream: Any, body: Any) -> Any:
+    import torch
+
+    with torch.cuda.stream(stream):
+        return body()
+
+
+def _mark_outputs(outs: Sequence[Batch], stream: Any) -> None:
+    """Mark CUDA outputs as written by this call's work on ``stream`` (one event per call)."""
+    ready = None
+    for o in outs:
+        s = o._samples
+        if s and _ho.first_cuda(s) is not None:
+            if ready is None:
+                ready = _ho.mark(_ho.first_cuda(s), stream)
+            o._ready = ready
+
+
 def _input_bytes(ins: list[Any]) -> int:
     """A cheap upper estimate of the input size; lazy inputs count as large."""
     total = 0
@@ -308,11 +344,16 @@ def _gpu_device_of(ins: list[Any]) -> Device:
     return found
 
 
-def _as_input_batch(x: Tensor | Batch, n: int, dev: Device, schema: OpSchema) -> Batch:
-    """A concrete Batch of ``n`` samples on the device the kernel needs."""
+def _as_input_batch(
+    x: Tensor | Batch, n: int, dev: Device, schema: OpSchema, stream: Any = None
+) -> Batch:
+    """A concrete Batch of ``n`` samples on the device the kernel needs; GPU inputs made on
+    another stream are waited for on ``stream`` (the call's)."""
     want = CPU if schema.cpu_only_inputs else dev
     if isinstance(x, Batch):
         x.evaluate()
+        if x._device.device_type == "gpu":
+            _wait_input(x._ready, x._samples, stream)  # type: ignore[arg-type]
         if x._device != want:
             samples = [_st.move(s, want, x._dtype) for s in x._samples]  # type: ignore[union-attr]
             moved = Batch._wrap(samples, x._dtype, x._layout, want)
@@ -321,6 +362,8 @@ def _as_input_batch(x: Tensor | Batch, n: int, dev: Device, schema: OpSchema) ->
             return moved
         return x
     arr = x._resolved_data()
+    if x._device.device_type == "gpu":
+        _wait_input(x._ready, [arr], stream)
     if x._device != want:
         arr = _st.move(arr, want, x._dtype)
     out = Batch._wrap([arr] * n, x._dtype, x._layout, want)
@@ -329,14 +372,43 @@ def _as_input_batch(x: Tensor | Batch, n: int, dev: Device, schema: OpSchema) ->
     return out
 
 
-def _resolve_arg(schema: OpSchema, k: str, v: Tensor | Batch, n: int) -> Any:
+def _wait_input(ready: Any, samples: list[Any], stream: Any) -> None:
+    """``stream`` (the call's; None for a CPU call: torch's current one, which a CPU call
+    copying GPU data to the host uses) waits for GPU input samples made elsewhere. A no-op
+    without CUDA."""
+    if stream is None:
+        _ho.wait_on_current(ready, samples)
+    elif ready is not None:
+        _ho.wait(ready, samples, stream)
+
+
+def _samples_to_cpu(samples: list[Any], dtype: Any) -> list[Any]:
+    """GPU samples as numpy arrays with one device-to-host copy (one wait) for all of them."""
+    if len(samples) > 1 and all(getattr(s, "is_cuda", False) for s in samples):
+        import torch
+
+        flat = _st.move(torch.cat([s.reshape(-1) for s in samples]), CPU, dtype)
+        out, start = [], 0
+        for s in samples:
+            size = s.numel()
+            out.append(flat[start : start + size].reshape(tuple(s.shape)))
+            start += size
+        return out
+    return [_st.move(s, CPU, dtype) for s in samples]
+
+
+def _resolve_arg(schema: OpSchema, k: str, v: Tensor | Batch, n: int, stream: Any = None) -> Any:
     conv = schema.arg_map[k].convert
     try:
         if isinstance(v, Batch):
-            samples = [_st.move(s, CPU, v.dtype) for s in v._resolved()]
+            gpu = v._device.device_type == "gpu"
+            if gpu:
+                _wait_input(v._ready, v._resolved(), stream)
+            samples = _samples_to_cpu(v._resolved(), v.dtype) if gpu else v._resolved()
             return PerSample(conv(s) for s in samples)
         arr = v._resolved_data()
         if v._device.device_type != "cpu":
+            _wait_input(v._ready, [arr], stream)
             arr = _st.move(arr, CPU, v._dtype)
         return conv(arr)
     except (TypeError, ValueError) as e:
@@ -348,7 +420,7 @@ def _wrap_outputs(outs: tuple[Batch, ...], batch_mode: bool, num_outputs: int) -
         res: tuple[Any, ...] = outs
     else:
         res = tuple(
-            Tensor._wrap(b._samples[0], b._dtype, b._layout, b._device)  # type: ignore[index]
+            Tensor._wrap(b._samples[0], b._dtype, b._layout, b._device, ready=b._ready)  # type: ignore[index]
             for b in outs
         )
     return res[0] if num_outputs == 1 else res
@@ -366,10 +438,3 @@ def _lazy_outputs(
             Tensor(invocation_result=(inv, k, 0, None, None, devs[k])) for k in range(num_outputs)
         )
     return res[0] if num_outputs == 1 else res
-
-
-def _sync_device(dev: Device) -> None:
-    if dev.device_type == "gpu" and Device.gpu_count() and dev.torch_device().type == "cuda":
-        import torch
-
-        torch.cuda.synchronize(dev.device_id)

@@ -13,9 +13,11 @@ from headrace._exec.context import EvalContext
 
 
 class KernelContext:
-    """The op name, device, batch size, pool, randomness and backend module of one call."""
+    """The op name, device, batch size, pool, randomness, backend module and CUDA stream of one
+    call. ``stream`` is the torch CUDA stream the kernel runs on (torch's current stream while
+    the kernel runs, also in pool threads); None on the CPU and without CUDA."""
 
-    __slots__ = ("ctx", "device", "module", "n", "name", "rng_words", "sources")
+    __slots__ = ("ctx", "device", "module", "n", "name", "rng_words", "sources", "stream")
 
     def __init__(
         self,
@@ -25,6 +27,7 @@ class KernelContext:
         n: int,
         rng_words: Any,
         module: ModuleType | None = None,
+        stream: Any = None,
     ) -> None:
         self.name = name
         self.ctx = ctx
@@ -33,6 +36,7 @@ class KernelContext:
         self.rng_words = rng_words
         self.module = module  # the backend module holding this op's kernels
         self.sources: list[str | None] | None = None
+        self.stream = stream
 
     def generator(self) -> np.random.Generator:
         """A numpy Generator determined by this call's RNG draw (same draw → same values)."""
@@ -61,7 +65,16 @@ class KernelContext:
 
         if not parallel or self.n <= 1:
             return [one(i) for i in range(self.n)]
-        return self.ctx.parallel_map(one, range(self.n), chunked)  # type: ignore[arg-type]
+        stream = self.stream
+        if stream is None:
+            return self.ctx.parallel_map(one, range(self.n), chunked)  # type: ignore[arg-type]
+        import torch
+
+        def on_stream(i: int) -> Any:  # pool threads have their own current stream
+            with torch.cuda.stream(stream):
+                return one(i)
+
+        return self.ctx.parallel_map(on_stream, range(self.n), chunked)  # type: ignore[arg-type]
 
 
 def annotate(e: BaseException, op: str, i: int, source: str | None) -> BaseException:

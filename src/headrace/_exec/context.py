@@ -22,9 +22,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from headrace._core import device as _device_module
+from headrace._core import handoff as _handoff
 from headrace._core.device import CPU, Device
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.invocation import Invocation
+from headrace._exec import streams as _streams
 from headrace._exec.checkpoint import Checkpoint
 
 T = TypeVar("T")
@@ -310,7 +312,10 @@ class EvalContext:
     device_id : int, optional
         GPU used by the context (default: the current device; None without a GPU).
     cuda_stream : object, optional
-        A stream for GPU work.
+        The stream GPU operators of this context run on (a :class:`Stream`, torch stream,
+        ``__cuda_stream__`` object or raw handle). Default: the thread's current stream when
+        the context is created, else the device's default stream, else one created on first
+        use and kept by the context.
     thread_pool : ThreadPool, optional
         An existing pool to run per-sample work on (shareable between contexts); excludes
         ``num_threads`` and must belong to the same ``device_id``.
@@ -361,10 +366,14 @@ class EvalContext:
                 )
             self._num_threads = thread_pool.num_threads
         if cuda_stream is not None:
-            from headrace._exec.streams import stream as _wrap_stream
-
-            cuda_stream = _wrap_stream(stream=cuda_stream, device_id=device_id)
-        self._cuda_stream = cuda_stream
+            cuda_stream = _streams.stream(stream=cuda_stream, device_id=device_id)
+        self._cuda_stream: _streams.Stream | None = cuda_stream
+        # a context made while the thread has a current stream uses it (set_current_stream)
+        self._inherited_stream = (
+            _streams.thread_current_stream(device_id) if device_id is not None else None
+        )
+        self._lazy_stream: _streams.Stream | None = None
+        self._is_default = False
         self._pool: ThreadPool | None = thread_pool
         self._pool_version = -1
         self._executor = _Executor()
@@ -390,12 +399,25 @@ class EvalContext:
     @property
     def cuda_stream(self) -> Any:
         """The stream of this context: explicit, else the thread's current one, else the
-        default one, else a lazily created one (stable across reads)."""
-        if self._cuda_stream is not None:
-            return self._cuda_stream
-        from headrace._exec.streams import get_current_stream
+        device's default one, else a lazily created one (stable across reads)."""
+        s = self._cuda_stream
+        if s is not None:
+            return s
+        if self._is_default:
+            return _streams.default_context_stream(self._device_id)
+        s = self._inherited_stream or _streams.get_default_stream(self._device_id)
+        if s is not None:
+            return s
+        s = self._lazy_stream
+        if s is None:
+            s = self._lazy_stream = _streams.Stream(device_id=self._device_id)
+        return s
 
-        return get_current_stream()
+    def _torch_stream(self) -> Any:
+        """:attr:`cuda_stream` as a torch CUDA stream; None without CUDA (fake-GPU mode)."""
+        if self._device_id is None:
+            return None
+        return self.cuda_stream.torch_stream()
 
     @property
     def device(self) -> Device:
@@ -497,19 +519,35 @@ class EvalContext:
     @staticmethod
     def default() -> EvalContext:
         """This thread's default context for the current device."""
+        return EvalContext.default_for(Device.current().device_id)
+
+    @staticmethod
+    def default_for(device_id: int | None) -> EvalContext:
+        """This thread's default context for a device (``None``: the CPU)."""
         d = getattr(_local, "defaults", None)
         if d is None:
             d = _local.defaults = {}
-        dev = Device.current()
-        key = dev.device_id
+        key = device_id
         ctx = d.get(key)
         if ctx is None:
             ctx = d[key] = EvalContext(device_id=key)
+            ctx._is_default = True
         return ctx
 
 
 _local = threading.local()
 _dev_local = _device_module._local
+
+
+def _current_torch_stream(device_index: int) -> Any:
+    """The torch stream of the calling thread's current context (for :mod:`.handoff`)."""
+    ctx = EvalContext.current()
+    if ctx._device_id != device_index:
+        return None
+    return ctx._torch_stream()
+
+
+_handoff.fallback_stream = _current_torch_stream
 
 
 def _ctx_stack() -> list[EvalContext]:
