@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("HEADRACE_FAKE_GPU", "1")
+# GPU results are compared with the CPU's exactly across the suite: decode on the host
+# there; tests/decoders/test_gpu_decode.py runs every GPU decoder backend itself.
+os.environ.setdefault("HEADRACE_GPU_DECODER", "host")
 
 import numpy as np
 import pytest

@@ -165,6 +165,9 @@ def _decode_args(v: Vals, rois: list[Roi] | None = None) -> Vals:
         "dtype": v["dtype"],
         "on_error": v["on_error"],
         "report_skipped": _note_skipped,
+        # GPU decoder options (nvImageCodec); the host decoder ignores them
+        "hw_decoder_load": v["hw_decoder_load"],
+        "jpeg_fancy_upsampling": v["jpeg_fancy_upsampling"],
     }
 
 
@@ -280,6 +283,8 @@ def call_decoder(schema: OpSchema, input: Any, kwargs: Vals, *extra: Any) -> Any
     other outputs of the same reader step refuse to be used until aligned with
     ``batch.select(images.kept)`` (see :class:`headrace._core.batch.Step`).
     """
+    if isinstance(kwargs.get("device"), str) and kwargs["device"] == "mixed":
+        kwargs = {**kwargs, "device": "gpu"}  # the reference's name of the decoders' GPU device
     skip = kwargs.get("on_error") is not None and to_str(kwargs["on_error"]) == "skip"
     if skip and not isinstance(input, Batch):
         kwargs = {**kwargs, "on_error": "raise"}

@@ -1,6 +1,7 @@
-"""GPU decoder kernels: images, ``.npy`` arrays and compressed chunks are decoded on the host
-(the CPU kernels) and each uploaded once (nvImageCodec decoding is not wired yet), so GPU results
-equal the CPU ones.
+"""GPU decoder kernels. Images are decoded a batch at a time by a GPU decoder (nvImageCodec, or
+torchvision's nvJPEG) with a per-sample CPU fallback, or on the host into one buffer uploaded
+once (see :mod:`headrace.backends.torch.gpu_decode`); ``.npy`` arrays and compressed chunks are
+decoded on the host (the CPU kernels) and uploaded.
 
 Examples
 --------
@@ -11,8 +12,8 @@ Examples
 from __future__ import annotations
 
 from headrace.backends.shared import host
+from headrace.backends.torch.gpu_decode import image
 
-image = host.on_host(host.image)
 inflate = host.on_host(host.inflate)
 numpy = host.on_host(host.numpy)
 

@@ -1,0 +1,215 @@
+"""The batched GPU image decoders behind ``decoders.image(..., device="gpu")``: nvImageCodec
+(``from nvidia import nvimgcodec``) and torchvision's nvJPEG ``decode_jpeg``.
+
+Each takes the planned samples of one call (:class:`Job`: the encoded bytes and the window to
+decode, in the stored, unoriented coordinates) and decodes them **in one library call**,
+returning one ``HWC`` torch tensor per job, or ``None`` for a job the library could not decode
+(the caller decodes those on the host). Nothing else is done here: orientation, channel order
+and the output type are applied by :mod:`headrace.backends.torch.gpu_decode`.
+
+Examples
+--------
+>>> raw_window((0, 0, 2, 3), 6, (4, 5))  # the window of an image rotated by EXIF 6
+(2, 0, 3, 2)
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: ``(y, x, height, width)``
+Roi = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One sample for a GPU decoder.
+
+    Attributes
+    ----------
+    index : int
+        The sample's index in the batch.
+    data : numpy.ndarray
+        The encoded bytes (1-D uint8).
+    raw : tuple or None
+        ``(y, x, h, w)`` to decode, in stored (unoriented) coordinates; ``None``: all of it.
+    shape : tuple
+        ``(h, w, c)`` the decoder must return (stored orientation).
+    orientation : int
+        The EXIF orientation to apply afterwards (1: none).
+    """
+
+    index: int
+    data: np.ndarray
+    raw: Roi | None
+    shape: tuple[int, int, int]
+    orientation: int
+
+
+def raw_window(roi: Roi, orientation: int, oriented_hw: tuple[int, int]) -> Roi:
+    """The window of the stored image that, once oriented, is window ``roi`` of the oriented one.
+
+    ``orient(img, k)[y:y+h, x:x+w]`` equals ``orient(img[ry:ry+rh, rx:rx+rw], k)`` for
+    ``(ry, rx, rh, rw) = raw_window((y, x, h, w), k, orient(img, k).shape[:2])``.
+
+    Examples
+    --------
+    >>> raw_window((1, 2, 3, 4), 1, (10, 20)), raw_window((1, 2, 3, 4), 3, (10, 20))
+    ((1, 2, 3, 4), (6, 14, 3, 4))
+    """
+    y, x, h, w = roi
+    oh, ow = oriented_hw
+    if orientation == 2:
+        return y, ow - x - w, h, w
+    if orientation == 3:
+        return oh - y - h, ow - x - w, h, w
+    if orientation == 4:
+        return oh - y - h, x, h, w
+    if orientation == 5:
+        return x, y, w, h
+    if orientation == 6:
+        return ow - x - w, y, w, h
+    if orientation == 7:
+        return ow - x - w, oh - y - h, w, h
+    if orientation == 8:
+        return x, oh - y - h, w, h
+    return roi
+
+
+# --- nvImageCodec -------------------------------------------------------------------------------
+@functools.cache
+def nvimgcodec_module() -> Any:
+    """The ``nvidia.nvimgcodec`` module, or ``None`` when it is not installed."""
+    try:
+        from nvidia import nvimgcodec
+    except Exception:  # ImportError, or a wheel whose CUDA libraries do not load
+        return None
+    return nvimgcodec
+
+
+_decoders: dict[tuple[Any, ...], tuple[Any, threading.Lock]] = {}
+_decoders_lock = threading.Lock()
+
+
+def _nvimgcodec_decoder(device_id: int | None, hw_load: float, fancy: bool) -> tuple[Any, Any]:
+    """A cached decoder (and its lock) for one GPU (``None``: the CPU-only backend, used on
+    machines without CUDA) and one set of options."""
+    key = (device_id, round(hw_load, 3), fancy)
+    with _decoders_lock:
+        got = _decoders.get(key)
+        if got is None:
+            nv = nvimgcodec_module()
+            kinds = nv.BackendKind
+            options = ":fancy_upsampling=1" if fancy else ""
+            if device_id is None:
+                dec = nv.Decoder(
+                    device_id=nv.NVIMGCODEC_DEVICE_CPU_ONLY,
+                    backends=[nv.Backend(kinds.CPU_ONLY)],
+                    options=options,
+                )
+            else:
+                backends = [
+                    nv.Backend(kinds.HW_GPU_ONLY, load_hint=hw_load),
+                    nv.Backend(kinds.GPU_ONLY),
+                    nv.Backend(kinds.HYBRID_CPU_GPU),
+                ]
+                dec = nv.Decoder(device_id=device_id, backends=backends, options=options)
+            got = _decoders[key] = (dec, threading.Lock())
+    return got
+
+
+def decode_nvimgcodec(
+    jobs: list[Job], target: Any, *, gray: bool, hw_load: float, fancy: bool
+) -> list[Any]:
+    """Decode all ``jobs`` with one ``Decoder.decode`` call (windows as code-stream regions).
+
+    On CUDA the images stay in nvImageCodec's device buffers, shared with torch through
+    DLPack on the current stream (no copy); on the CPU (no CUDA) they are copied.
+    """
+    import torch
+
+    nv = nvimgcodec_module()
+    cuda = target.type == "cuda"
+    dev_id = (target.index or 0) if cuda else None
+    dec, lock = _nvimgcodec_decoder(dev_id, hw_load, fancy)
+    streams = []
+    for j in jobs:
+        cs = nv.CodeStream(j.data)
+        if j.raw is not None:
+            y, x, h, w = j.raw
+            cs = cs.get_sub_code_stream(region=nv.Region(y, x, y + h, x + w))
+        streams.append(cs)
+    params = nv.DecodeParams(
+        apply_exif_orientation=False,
+        color_spec=nv.ColorSpec.GRAY if gray else nv.ColorSpec.SRGB,
+        allow_any_depth=False,
+    )
+    stream = torch.cuda.current_stream(target).cuda_stream if cuda else 0
+    with lock:
+        imgs = dec.decode(streams, params=params, cuda_stream=stream)
+    out: list[Any] = []
+    for j, img in zip(jobs, imgs):
+        if img is None or tuple(img.shape) != j.shape:
+            out.append(None)
+        elif cuda and img.device_id is not None:
+            out.append(torch.from_dlpack(img))  # the capsule keeps the image alive
+        else:
+            out.append(torch.from_numpy(np.array(img.cpu(), copy=True)).to(target))
+    return out
+
+
+# --- torchvision --------------------------------------------------------------------------------
+@functools.cache
+def torchvision_decode_jpeg() -> Any:
+    """``(torchvision.io.decode_jpeg, ImageReadMode)``, or ``None`` when torchvision is absent."""
+    try:
+        from torchvision.io import ImageReadMode, decode_jpeg
+    except Exception:  # ImportError, or a torchvision built for another torch
+        return None
+    return decode_jpeg, ImageReadMode
+
+
+def decode_torchvision(jobs: list[Job], target: Any, *, gray: bool) -> list[Any]:
+    """Decode all ``jobs`` with one batched ``decode_jpeg(list, device=...)`` call (nvJPEG on
+    CUDA), then cut each window on the device. A batch the library refuses is retried sample
+    by sample, so one bad file only sends itself to the host."""
+    from headrace._core.storage import numpy_to_torch
+
+    decode_jpeg, mode_enum = torchvision_decode_jpeg()
+    mode = mode_enum.GRAY if gray else mode_enum.RGB
+    datas = [numpy_to_torch(np.ascontiguousarray(j.data)) for j in jobs]
+    try:
+        chw: list[Any] = list(decode_jpeg(datas, mode=mode, device=target))
+    except RuntimeError:
+        chw = []
+        for d in datas:
+            try:
+                chw.append(decode_jpeg(d, mode=mode, device=target))
+            except RuntimeError:
+                chw.append(None)
+    out: list[Any] = []
+    for j, t in zip(jobs, chw):
+        if t is None:
+            out.append(None)
+            continue
+        hwc = t.permute(1, 2, 0)
+        if j.raw is not None:
+            y, x, h, w = j.raw
+            hwc = hwc[y : y + h, x : x + w]
+        out.append(hwc if tuple(hwc.shape) == j.shape else None)
+    return out
+
+
+__all__ = [
+    "Job",
+    "decode_nvimgcodec",
+    "decode_torchvision",
+    "nvimgcodec_module",
+    "raw_window",
+    "torchvision_decode_jpeg",
+]
