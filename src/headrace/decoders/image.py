@@ -3,8 +3,10 @@
 
 JPEG goes through libjpeg-turbo (``simplejpeg``), the other formats (PNG, BMP, TIFF, WebP, GIF,
 PNM, JPEG 2000) through OpenCV; pixels equal the reference's CPU decoder. Samples are decoded on
-the worker threads (the codecs release the GIL). ``device="gpu"`` decodes on the CPU and uploads
-each image once (nvImageCodec decoding is not wired yet).
+the worker threads (the codecs release the GIL). ``device="gpu"`` (or ``"mixed"``) decodes the
+batch in one call of a GPU decoder (nvImageCodec, or torchvision's nvJPEG; chosen by
+``HEADRACE_GPU_DECODER``), samples it cannot take on the CPU; see
+:mod:`headrace.backends.torch.gpu_decode`.
 
 This module is the ops layer of the decoders: the schemas, and the ``prepare`` step turning the
 arguments into what the one decode kernel (``image`` in ``backends/<backend>/decoders.py``)
@@ -91,8 +93,13 @@ _DECODER_ARGS = (
     Arg("dtype", to_dtype, None, doc="Output type: uint8 (default), uint16 or float32."),
     Arg("adjust_orientation", to_bool, True, doc="Apply the EXIF orientation."),
     Arg("use_fast_idct", to_bool, False, doc="Faster, less accurate JPEG IDCT."),
-    Arg("jpeg_fancy_upsampling", to_bool, False, doc="Accepted; the CPU path always uses it."),
-    Arg("hw_decoder_load", to_float, 0.9, doc="Accepted for compatibility (GPU only)."),
+    Arg(
+        "jpeg_fancy_upsampling",
+        to_bool,
+        False,
+        doc="GPU (nvImageCodec): libjpeg's chroma upsampling; the CPU path always uses it.",
+    ),
+    Arg("hw_decoder_load", to_float, 0.9, doc="GPU: share of the hardware JPEG decoder."),
     Arg("preallocate_width_hint", to_int, 0, doc="Accepted for compatibility."),
     Arg("preallocate_height_hint", to_int, 0, doc="Accepted for compatibility."),
     Arg("memory_stats", to_bool, False, doc="Accepted for compatibility."),
@@ -341,21 +348,27 @@ def image(
         Apply the EXIF orientation (default True).
     use_fast_idct : bool, optional
         Use libjpeg-turbo's fast integer IDCT.
-    jpeg_fancy_upsampling, hw_decoder_load, preallocate_width_hint, preallocate_height_hint, \
+    jpeg_fancy_upsampling : bool, optional
+        GPU decoding with nvImageCodec: use libjpeg's "fancy" chroma upsampling (closer to the
+        CPU's pixels, which always use it; may keep the hardware decoder out).
+    hw_decoder_load : float, optional
+        GPU decoding with nvImageCodec: the share of JPEGs given to the hardware decoder where
+        the GPU has one (default 0.9).
+    preallocate_width_hint, preallocate_height_hint, \
 memory_stats, affine, device_memory_padding, device_memory_padding_jpeg2k, host_memory_padding, \
 host_memory_padding_jpeg2k, hybrid_huffman_threshold, split_stages, use_chunk_allocator, \
 cache_size, cache_threshold, cache_type, cache_batch_copy, cache_debug : optional
         The reference's GPU-decoder tuning (memory padding, Huffman stage, cache...): accepted
-        for compatibility, no effect on this CPU decoding path (the pixels do not depend on
-        them).
+        for compatibility, no effect (the pixels do not depend on them).
     on_error : {"raise", "skip"}, optional
         Keyword-only extra: ``"skip"`` drops undecodable samples of a ``Batch`` instead of
         raising; the output's ``kept`` lists the input samples it holds. The other outputs of
         the same reader step (labels, ...) must then be aligned with
         ``labels.select(images.kept)``: used as they are, they raise
         ``BatchSizeMismatchError``. A ``Tensor`` input raises its ``DecodeError``.
-    device : {"cpu", "gpu"}, optional
-        ``"gpu"`` returns images on the GPU (``"mixed"`` is rejected with a hint).
+    device : {"cpu", "gpu", "mixed"}, optional
+        ``"gpu"`` (``"mixed"``, the reference's name, is the same) decodes the batch on the GPU
+        and returns images there; ``HEADRACE_GPU_DECODER`` picks the GPU decoder.
 
     Returns
     -------

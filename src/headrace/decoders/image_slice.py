@@ -205,9 +205,11 @@ def image_slice(
 memory_stats, affine, device_memory_padding, device_memory_padding_jpeg2k, \
 host_memory_padding, host_memory_padding_jpeg2k, hybrid_huffman_threshold, split_stages, \
 use_chunk_allocator
-        The reference's GPU decoder tuning: accepted, no effect.
-    device : {"cpu", "gpu"}, optional
-        ``"gpu"`` decodes on the CPU and uploads the regions.
+        The reference's GPU decoder tuning: ``jpeg_fancy_upsampling`` and ``hw_decoder_load``
+        as in :func:`headrace.decoders.image`, the others accepted with no effect.
+    device : {"cpu", "gpu", "mixed"}, optional
+        ``"gpu"`` (or ``"mixed"``) decodes the regions on the GPU (see
+        :func:`headrace.decoders.image`).
 
     Returns
     -------
