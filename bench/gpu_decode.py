@@ -2,11 +2,12 @@
 ``HEADRACE_GPU_DECODER`` backend, against nvImageCodec and torchvision's ``decode_jpeg`` called
 directly on the same batches.
 
-The JPEG files are read into memory first, so only decoding (and, for headrace, the hand-off
-to torch) is timed; every timed run ends with ``torch.cuda.synchronize()``. One line per
-configuration: ``RESULT <name> <img/s>`` (median over ``--reps``), then each headrace row as a
-ratio of the faster direct decoder. Runs in well under a minute on one GPU with the defaults.
-Without CUDA (``HEADRACE_FAKE_GPU=1``) only the host path and the CPU decoder run.
+The JPEG files are read into memory first, so only decoding is timed (one row adds the
+hand-off to one padded torch tensor); every timed run ends with ``torch.cuda.synchronize()``.
+One line per configuration: ``RESULT <name> <img/s>`` (median over ``--reps``), then each
+headrace row as a ratio of the faster direct decoder. Runs in well under a minute on one GPU
+with the defaults. Without CUDA (``HEADRACE_FAKE_GPU=1``) only the host path and the CPU
+decoder run.
 
     python bench/gpu_decode.py                       # 512 built-in sample images, batch 128
     python bench/gpu_decode.py DIR --num 2048 --reps 5
@@ -33,9 +34,10 @@ def _sync() -> None:
 
 
 def headrace_run(
-    blobs: list[bytes], batch: int, backend: str | None, op: str = "image"
+    blobs: list[bytes], batch: int, backend: str | None, op: str = "image", torch_pad: bool = False
 ) -> Callable[[], None]:
-    """Decode every batch with headrace (``backend=None``: on the CPU)."""
+    """Decode every batch with headrace (``backend=None``: on the CPU); ``torch_pad`` adds the
+    hand-off a training loop makes (``.torch(pad=True)``: one padded tensor)."""
     import headrace as ndd
 
     arrays = [np.frombuffer(b, np.uint8) for b in blobs]
@@ -50,8 +52,8 @@ def headrace_run(
             os.environ["HEADRACE_GPU_DECODER"] = backend
         for b in batches:
             out = fn(b, **kw)
-            if backend is not None:
-                out.torch(pad=True)  # the hand-off a training loop makes
+            if torch_pad:
+                out.torch(pad=True)
             else:
                 out.evaluate()
         _sync()
@@ -138,13 +140,17 @@ def main(argv: list[str] | None = None) -> int:
         impls[f"headrace-gpu-{b}-random-crop"] = headrace_run(
             blobs, args.batch_size, b, "image_random_crop"
         )
+    impls[f"headrace-gpu-{backends[0]}-torch-pad"] = headrace_run(
+        blobs, args.batch_size, backends[0], torch_pad=True
+    )
     impls["headrace-cpu"] = headrace_run(blobs, args.batch_size, None)
 
-    for fn in impls.values():  # warm-up: decoders, pinned memory, thread pools
-        fn()
+    # One configuration at a time (a user runs one decoder): switching between GPU decoders
+    # costs each of them a re-initialisation that interleaved repetitions would measure.
     times: dict[str, list[float]] = {k: [] for k in impls}
-    for _ in range(args.reps):
-        for key, fn in impls.items():
+    for key, fn in impls.items():
+        fn()  # warm-up: decoders, pinned memory, thread pools
+        for _ in range(args.reps):
             t0 = time.perf_counter()
             fn()
             times[key].append(time.perf_counter() - t0)

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,9 +25,8 @@ import numpy as np
 Roi = tuple[int, int, int, int]
 
 
-@dataclass(frozen=True)
-class Job:
-    """One sample for a GPU decoder.
+class Job(NamedTuple):
+    """One sample for a GPU decoder (a named tuple: cheap to make, one per sample).
 
     Attributes
     ----------
@@ -137,13 +135,16 @@ def decode_nvimgcodec(
     cuda = target.type == "cuda"
     dev_id = (target.index or 0) if cuda else None
     dec, lock = _nvimgcodec_decoder(dev_id, hw_load, fancy)
-    streams = []
+    # whole images as arrays (nvImageCodec makes the code streams without Python objects),
+    # windows as regions of a code stream
+    srcs: list[Any] = []
     for j in jobs:
-        cs = nv.CodeStream(j.data)
-        if j.raw is not None:
+        if j.raw is None:
+            srcs.append(np.ascontiguousarray(j.data))
+        else:
             y, x, h, w = j.raw
-            cs = cs.get_sub_code_stream(region=nv.Region(y, x, y + h, x + w))
-        streams.append(cs)
+            cs = nv.CodeStream(j.data)
+            srcs.append(cs.get_sub_code_stream(region=nv.Region(y, x, y + h, x + w)))
     params = nv.DecodeParams(
         apply_exif_orientation=False,
         color_spec=nv.ColorSpec.GRAY if gray else nv.ColorSpec.SRGB,
@@ -151,16 +152,29 @@ def decode_nvimgcodec(
     )
     stream = torch.cuda.current_stream(target).cuda_stream if cuda else 0
     with lock:
-        imgs = dec.decode(streams, params=params, cuda_stream=stream)
+        imgs = dec.decode(srcs, params=params, cuda_stream=stream)
+    # DLPack's name of the legacy default stream is 1 (what torch.from_dlpack passes)
+    consumer = stream or 1
     out: list[Any] = []
     for j, img in zip(jobs, imgs):
         if img is None or tuple(img.shape) != j.shape:
             out.append(None)
         elif cuda and img.device_id is not None:
-            out.append(torch.from_dlpack(img))  # the capsule keeps the image alive
+            out.append(_from_dlpack(torch, img, consumer))
         else:
             out.append(torch.from_numpy(np.array(img.cpu(), copy=True)).to(target))
     return out
+
+
+def _from_dlpack(torch: Any, img: Any, stream: int) -> Any:
+    """``img`` as a torch tensor sharing its memory (the capsule keeps the image alive), ordered
+    after its decoding on consumer ``stream``. The same as ``torch.from_dlpack(img)``, without
+    torch probing a newer protocol version first (a failed keyword call per image)."""
+    try:
+        capsule = img.__dlpack__(stream=stream)
+    except TypeError:
+        return torch.from_dlpack(img)
+    return torch.from_dlpack(capsule)
 
 
 # --- torchvision --------------------------------------------------------------------------------
