@@ -308,12 +308,14 @@ def test_cuda_host_path_pinned_single_upload(
 
 @needs_cuda
 def test_cuda_decode_on_a_side_stream(backend: str, jpegs: list[np.ndarray]) -> None:
-    """Decoding while another stream is current gives the same pixels once that stream is
-    waited for."""
+    """A decode issued while another torch stream is current hands the consumer the same
+    pixels (the call runs on its context's stream; the hand-off waits for it)."""
     ref = ndd.decoders.image(ndd.batch(jpegs), device="gpu").evaluate()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s), ndd.EvalMode.sync_full:
         g = ndd.decoders.image(ndd.batch(jpegs), device="gpu")
+        out = g.torch(pad=True)
     s.synchronize()
+    assert torch.equal(out, ref.torch(pad=True))
     for a, b in zip(g.cpu(), ref.cpu()):
         assert np.array_equal(np.asarray(a), np.asarray(b))
