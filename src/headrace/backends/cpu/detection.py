@@ -456,15 +456,15 @@ def _shape_xyz(v: Any, layout: str, ndim: int, what: str) -> np.ndarray | None:
 
 def overlap_metric(crop: np.ndarray, boxes: np.ndarray, ndim: int, kind: str) -> np.ndarray:
     """IoU of ``crop`` with each box (``kind="iou"``) or the fraction of each box it covers."""
-    lo = np.maximum(boxes[:, :ndim], crop[:ndim])
-    hi = np.minimum(boxes[:, ndim:], crop[ndim:])
-    inter = np.prod(np.clip(hi - lo, 0, None), axis=1)
-    vol = np.prod(boxes[:, ndim:] - boxes[:, :ndim], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if kind == "iou":
-            union = vol + np.prod(crop[ndim:] - crop[:ndim]) - inter
-            return np.where(union > 0, inter / union, 0.0)
-        return np.where(vol > 0, inter / vol, 0.0)
+    ext = np.minimum(boxes[:, ndim:], crop[ndim:])
+    ext -= np.maximum(boxes[:, :ndim], crop[:ndim])
+    np.maximum(ext, 0, out=ext)
+    size = boxes[:, ndim:] - boxes[:, :ndim]
+    inter, vol = ext[:, 0], size[:, 0]
+    for d in range(1, ndim):
+        inter, vol = inter * ext[:, d], vol * size[:, d]
+    den = vol + np.prod(crop[ndim:] - crop[:ndim]) - inter if kind == "iou" else vol
+    return np.divide(inter, den, out=np.zeros_like(inter), where=den > 0)
 
 
 def _keep(crop: np.ndarray, boxes: np.ndarray, ndim: int, prune: float | None) -> np.ndarray:
@@ -480,30 +480,25 @@ def window_size(
     """A relative window size: x uniform in ``scaling``, the others from aspect ratios (x over
     the other axis, in pixels when ``extent`` is the image size) uniform in ``ar``'s pairs;
     ``None`` when a derived size falls outside ``scaling`` or the image."""
-    pairs = ar.reshape(-1, 2)
-    size = np.empty(ndim)
-    size[0] = gen.uniform(scaling[0], scaling[1])
+    lo_s, hi_s = float(scaling[0]), float(scaling[1])
+    pairs = ar.reshape(-1, 2).tolist()
+    x = gen.uniform(lo_s, hi_s)
+    size = [x]
     for d in range(1, ndim):
         lo, hi = pairs[d - 1 if len(pairs) > 1 else 0]
         r = gen.uniform(lo, hi)
-        size[d] = size[0] * extent[0] / (r * extent[d])
-    if (size[1:] < scaling[0]).any() or (size[1:] > scaling[1]).any() or (size > 1).any():
+        size.append(x * float(extent[0]) / (r * float(extent[d])))
+    if any(not lo_s <= v <= hi_s for v in size[1:]) or any(v > 1 for v in size):
         return None
-    return size
+    return np.array(size)
 
 
 #: Attempts ``random_bbox_crop`` makes with ``total_num_attempts=-1`` before it gives up.
 MAX_TOTAL_ATTEMPTS = 10_000
 
 
-def bbox_crop_one(
-    gen: np.random.Generator, boxes: np.ndarray, a: Vals, ndim: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One sample of ``random_bbox_crop``: ``(anchor, shape, boxes, kept indices)``.
-
-    ``boxes`` are ltrb (x, y(, z) order); anchor and shape are relative, x-first, and so are the
-    returned boxes (relative to the crop window, clipped to it).
-    """
+def crop_settings(a: Vals, ndim: int) -> Vals:
+    """The checked, converted arguments of ``random_bbox_crop`` for ``ndim``-D boxes."""
     in_shape = _shape_xyz(a["input_shape"], a["shape_layout"], ndim, "input_shape")
     crop_shape = _shape_xyz(a["crop_shape"], a["shape_layout"], ndim, "crop_shape")
     if crop_shape is not None and in_shape is None:
@@ -533,12 +528,33 @@ def bbox_crop_one(
     if not options:
         raise InvalidArgumentError("random_bbox_crop: thresholds is empty and allow_no_crop off.")
     total = a["total_num_attempts"]
-    total = MAX_TOTAL_ATTEMPTS if total is None or total < 0 else total
+    return {
+        "in_shape": in_shape,
+        "crop_shape": crop_shape,
+        "scaling": scaling,
+        "ar": ar,
+        "options": options,
+        "total": MAX_TOTAL_ATTEMPTS if total is None or total < 0 else total,
+        "extent": in_shape if in_shape is not None else np.ones(ndim),
+        "full": np.concatenate([np.zeros(ndim), np.ones(ndim)]),
+    }
+
+
+def bbox_crop_one(
+    gen: np.random.Generator, boxes: np.ndarray, a: Vals, ndim: int, settings: Vals | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One sample of ``random_bbox_crop``: ``(anchor, shape, boxes, kept indices)``.
+
+    ``boxes`` are ltrb (x, y(, z) order); anchor and shape are relative, x-first, and so are the
+    returned boxes (relative to the crop window, clipped to it). ``settings``: the
+    :func:`crop_settings` of ``a`` (computed when not given).
+    """
+    st = crop_settings(a, ndim) if settings is None else settings
+    in_shape, crop_shape, full = st["in_shape"], st["crop_shape"], st["full"]
+    options, total = st["options"], st["total"]
     prune = a["bbox_prune_threshold"]
     every = a["all_boxes_above_threshold"]
     kind = a["threshold_type"]
-    extent = in_shape if in_shape is not None else np.ones(ndim)
-    full = np.concatenate([np.zeros(ndim), np.ones(ndim)])
     tried = 0
     while tried < total:
         t = options[int(gen.integers(len(options)))]
@@ -553,7 +569,7 @@ def bbox_crop_one(
                 start = np.floor(gen.random(ndim) * (in_shape - crop_shape + 1)) / in_shape
                 start = np.clip(start, 0, 1 - size)
             else:
-                drawn = window_size(gen, scaling, ar, extent, ndim)
+                drawn = window_size(gen, st["scaling"], st["ar"], st["extent"], ndim)
                 if drawn is None:
                     continue
                 size = drawn
@@ -589,6 +605,7 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
     gen = kc.generator()
     bx, lb = ins
     vals = _vals(v, kc.n)
+    settings: dict[tuple[int, int], Vals] = {}  # one per argument set (all samples, usually)
     anchors, shapes, outb, outl, outi = [], [], [], [], []
     for i in range(kc.n):
         a = vals[i]
@@ -610,7 +627,10 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
                     f"{list(lab.shape)}."
                 )
             ltrb = to_ltrb(b.astype(np.float64), layout, ndim)
-            start, size, rel, idx = bbox_crop_one(gen, ltrb, a, ndim)
+            key = (id(a), ndim)
+            if key not in settings:
+                settings[key] = crop_settings(a, ndim)
+            start, size, rel, idx = bbox_crop_one(gen, ltrb, a, ndim, settings[key])
         except Exception as e:
             from headrace._dispatch.kernel_context import annotate
 
