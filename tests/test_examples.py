@@ -148,3 +148,19 @@ def test_speech_features(cache: Path) -> None:
     mean, std = map(float, re.findall(r"band mean\| ([\d.e+-]+), max \|band std - 1\| ([\d.e+-]+)",
                                       out)[0])  # fmt: skip
     assert mean < 1e-4 and std < 1e-3
+
+
+def test_detection_ssd_pipeline(cache: Path) -> None:
+    args = ("--images", "16", "--batch-size", "8", "--epochs", "2", "--threads", "2")
+    first, second = run(cache, "detection.py", *args), run(cache, "detection.py", *args)
+    assert "SSD input pipeline: 8732 anchors, batch 8" in first
+    pattern = (
+        r"epoch (\d)/2: (\d+) batches, (\d+) images, images \(8, 3, 300, 300\) torch.float32, "
+        r"boxes \(8, 8732, 4\), labels \(8, 8732\) torch.int32, ([\d.]+) matched anchors per "
+        r"image, decoded boxes inside the image: (\w+), checksum (\w+)"
+    )
+    a, b = re.findall(pattern, first), re.findall(pattern, second)
+    assert [x[:3] for x in a] == [("1", "2", "16"), ("2", "2", "16")], first
+    assert all(float(x[3]) >= 1 and x[4] == "True" for x in a)  # every image has an object
+    assert a == b  # the seed makes runs identical ...
+    assert a[0][5] != a[1][5]  # ... while each epoch draws new windows and flips

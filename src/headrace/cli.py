@@ -111,13 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
         "dir",
         nargs="?",
         metavar="DIR",
-        help=folder_help[:-1] + "; with --pipeline speech: audio files, WAV/FLAC/OGG)",
+        help=folder_help[:-1] + "; with --pipeline speech: audio files, WAV/FLAC/OGG; with "
+        "--pipeline detection: a COCO image folder, or one holding images/ and annotations.json)",
     )
     p.add_argument(
         "--pipeline",
-        choices=("eval", "train", "speech"),
+        choices=("eval", "train", "speech", "detection"),
         default="train",
-        help="speech: log-mel spectrograms of audio files (default: train)",
+        help="speech: log-mel spectrograms of audio files; detection: SSD augmentation of a COCO "
+        "data set with the boxes drawn (default: train)",
+    )
+    p.add_argument(
+        "--annotations", metavar="FILE", help="with --pipeline detection: the COCO JSON file"
     )
     p.add_argument("--out", default="preview.png", help="output image (PNG or JPEG)")
     p.add_argument("--num", type=_positive, default=16, help="number of samples")
@@ -290,6 +295,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
         raise UsageError(f"--out: folder {path.parent} does not exist")
     if args.pipeline == "speech":
         return _preview_speech(args, path)
+    if args.pipeline == "detection":
+        return _preview_detection(args, path)
     images = _images(args.dir, None)
     n = min(args.num, len(images.paths))
     reader = ndd.readers.File(
@@ -342,6 +349,56 @@ def _preview_speech(args: argparse.Namespace, path: Path) -> int:
         f"wrote {path}: {n} log-mel spectrograms ({pipelines.SPEECH_NFILTER} bands, low "
         f"frequencies at the bottom) from {files.root}"
     )
+    return 0
+
+
+def _coco_paths(folder: str | None, annotations: str | None) -> tuple[Path, Path]:
+    """The image folder and annotations file of ``preview --pipeline detection``."""
+    from headrace import sample_data
+
+    if folder is None and annotations is None:
+        folder = str(sample_data.coco_folder())
+    root = Path(folder if folder is not None else ".").expanduser()
+    if annotations is None:
+        if not (root / "annotations.json").is_file():
+            raise UsageError(f"{root}: no annotations.json there; give the COCO JSON file with "
+                             "--annotations FILE")  # fmt: skip
+        return (root / "images" if (root / "images").is_dir() else root), root / "annotations.json"
+    return root, Path(annotations).expanduser()
+
+
+def _preview_detection(args: argparse.Namespace, path: Path) -> int:
+    """``headrace preview --pipeline detection``: SSD-augmented images with their boxes drawn."""
+    import math
+
+    import cv2
+
+    import headrace as ndd
+    from headrace import pipelines
+
+    root, ann = _coco_paths(args.dir, args.annotations)
+    try:
+        reader = ndd.readers.COCO(
+            file_root=root, annotations_file=ann, ltrb=True, ratio=True, skip_empty=True,
+            random_shuffle=True, seed=args.seed,
+        )  # fmt: skip
+        epoch = reader.next_epoch(batch_size=args.num, last_batch="partial")
+        encoded, boxes, labels = next(iter(epoch))
+        n = encoded.batch_size
+        images, boxes, labels = pipelines.detection_pipeline(
+            encoded, boxes, labels, encode=False, rng=ndd.random.RNG(args.seed)
+        )
+        images.evaluate()
+    except (ndd.DecodeError, OSError, ValueError) as e:  # bad data: name it, no traceback
+        raise UsageError(str(e)) from None
+    tiles, captions = [], []
+    for img, b in zip(images.tensors, boxes.tensors):
+        tiles.append(pipelines.draw_boxes(pipelines.denormalize(img.cpu()), b.cpu()))
+        captions.append(f"{b.shape[0]} box" + ("" if b.shape[0] == 1 else "es"))
+    grid = make_grid(tiles, captions, columns=math.ceil(math.sqrt(n)))
+    if not cv2.imwrite(str(path), cv2.cvtColor(grid, cv2.COLOR_RGB2BGR)):
+        raise UsageError(f"--out: cannot write {path} (use a .png or .jpg name)")
+    print(f"wrote {path}: {n} detection-pipeline samples with their boxes from {root}")
     return 0
 
 

@@ -10,7 +10,11 @@ normalised with the ImageNet mean and standard deviation), labels unchanged. The
 * ``train``: ``decoders.image_random_crop`` (decodes only the random window) ->
   ``resize(size=(224, 224))`` -> ``crop_mirror_normalize(mirror=random.coin_flip(...))``.
 
-and one for audio files, :func:`speech_pipeline` (``"speech"``): ``decoders.audio`` ->
+one for object detection, :func:`detection_pipeline` (``"detection"``, SSD style): the outputs of
+``readers.COCO(ltrb=True, ratio=True)`` -> ``decoders.image`` -> ``random_bbox_crop`` ->
+``slice`` -> ``resize`` -> random horizontal flip of the images and (``bb_flip``) the boxes ->
+normalise -> ``box_encoder`` against :func:`ssd_anchors`; and one for audio files,
+:func:`speech_pipeline` (``"speech"``): ``decoders.audio`` ->
 ``preemphasis_filter`` -> ``spectrogram`` -> ``mel_filter_bank`` -> ``to_decibels`` ->
 ``normalize``, giving log-mel spectrograms that :func:`spectrogram_image` colours for display.
 
@@ -29,7 +33,10 @@ Examples
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 #: ImageNet channel statistics on the 0-255 scale (RGB).
@@ -143,6 +150,166 @@ def train_pipeline(
     return images, labels
 
 
+#: Side of the SSD300 input images.
+SSD_SIZE = 300
+# SSD300's feature maps: (cells per side, step in pixels, box scale in pixels, aspect ratios).
+_SSD_MAPS = (
+    (38, 8, 21, (2,)), (19, 16, 45, (2, 3)), (10, 32, 99, (2, 3)),
+    (5, 64, 153, (2, 3)), (3, 100, 207, (2,)), (1, 300, 261, (2,)),
+)  # fmt: skip
+_SSD_LAST_SCALE = 315
+
+
+def ssd_anchors(size: int = SSD_SIZE) -> list[float]:
+    """The 8732 default boxes of SSD300 (Liu et al., 2016) as ``box_encoder`` takes them.
+
+    Every cell of the six feature maps gets, centred on it, a square of the map's scale, a
+    square of the geometric mean of its scale and the next map's, and for each aspect ratio
+    ``r`` boxes of ``scale * sqrt(r)`` by ``scale / sqrt(r)`` and the transposed ones; sizes
+    are relative to the ``size`` x ``size`` image (the scales grow with ``size``), clipped to
+    ``[0, 1]``, ltrb, flattened (``4 * 8732`` numbers).
+
+    Examples
+    --------
+    >>> a = ssd_anchors()
+    >>> len(a) // 4
+    8732
+    >>> [round(v, 4) for v in a[:4]]  # the first cell's small square
+    [0.0, 0.0, 0.0483, 0.0483]
+    """
+    k = size / SSD_SIZE
+    scales = [m[2] * k for m in _SSD_MAPS] + [_SSD_LAST_SCALE * k]
+    out: list[float] = []
+    for i, (cells, step, _, ratios) in enumerate(_SSD_MAPS):
+        s1, s2 = scales[i] / size, math.sqrt(scales[i] * scales[i + 1]) / size
+        shapes = [(s1, s1), (s2, s2)]
+        for r in ratios:
+            q = math.sqrt(r)
+            shapes += [(s1 * q, s1 / q), (s1 / q, s1 * q)]
+        for y, x in itertools.product(range(cells), repeat=2):
+            cx, cy = (x + 0.5) * step * k / size, (y + 0.5) * step * k / size
+            for w, h in shapes:
+                out += [min(max(v, 0.0), 1.0) for v in (cx - w / 2, cy - h / 2, cx + w / 2,
+                                                         cy + h / 2)]  # fmt: skip
+    return out
+
+
+#: ``random_bbox_crop`` settings of SSD's training augmentation.
+SSD_CROP = {
+    "aspect_ratio": [0.5, 2.0],
+    "thresholds": [0.0, 0.1, 0.3, 0.5, 0.7, 0.9],
+    "scaling": [0.3, 1.0],
+    "bbox_layout": "xyXY",
+    "allow_no_crop": True,
+    "num_attempts": 1,
+}
+#: ``box_encoder`` normalisation of SSD's offsets.
+SSD_STDS = (0.1, 0.1, 0.2, 0.2)
+
+
+def detection_pipeline(
+    encoded: Any,
+    boxes: Any,
+    labels: Any,
+    *,
+    size: int = SSD_SIZE,
+    anchors: Any = None,
+    encode: bool = True,
+    rng: Any = None,
+    api: ModuleType | None = None,
+) -> tuple[Any, Any, Any]:
+    """SSD-style training augmentation of detection samples, with anchor encoding.
+
+    ``decoders.image`` -> ``random_bbox_crop`` (SSD's IoU thresholds, :data:`SSD_CROP`) ->
+    ``slice`` to the window -> ``resize`` to ``size`` x ``size`` -> a random horizontal flip of
+    the images and, with ``bb_flip``, the boxes -> normalisation (ImageNet mean and standard
+    deviation, float32 ``CHW``) -> ``box_encoder`` (IoU 0.5, offsets scaled by
+    :data:`SSD_STDS`) against ``anchors``.
+
+    Parameters
+    ----------
+    encoded, boxes, labels : Batch
+        Encoded images, their ltrb boxes relative to the image and their labels: the outputs
+        of ``readers.COCO(ltrb=True, ratio=True)``.
+    size : int
+        Side of the square output images.
+    anchors : sequence of float, optional
+        ltrb anchors, flattened (default: :func:`ssd_anchors` of ``size``).
+    encode : bool
+        Encode the boxes against the anchors (default); False gives the augmented boxes
+        (relative ltrb, variable count) and their labels, e.g. to draw them.
+    rng : random.RNG, optional
+        Generator of the crop windows and the flips; pass one for reproducible augmentation.
+    api : module, optional
+        The dynamic-mode module to run the pipeline with (default: ``headrace``). The
+        reference's ``nvidia.dali.experimental.dynamic`` runs the same code, which is how
+        ``bench/detection.py`` compares the two.
+
+    Returns
+    -------
+    (Batch, Batch, Batch)
+        float32 ``CHW`` images of shape ``(3, size, size)``; boxes ``[M, 4]`` (offsets from
+        the ``M`` anchors) and labels ``[M]`` (0: background), or with ``encode=False`` the
+        boxes ``[N, 4]`` and labels ``[N]`` of each sample.
+
+    Examples
+    --------
+    >>> import cv2, numpy as np
+    >>> import headrace as ndd
+    >>> jpg = cv2.imencode(".jpg", np.zeros((60, 80, 3), np.uint8))[1].ravel()
+    >>> boxes = ndd.batch([np.float32([[0.1, 0.2, 0.6, 0.9]])])
+    >>> labels = ndd.batch([np.int32([3])])
+    >>> img, enc, lab = detection_pipeline(ndd.batch([jpg]), boxes, labels,
+    ...                                    rng=ndd.random.RNG(0))
+    >>> img.shape, enc.shape, lab.shape
+    ([(3, 300, 300)], [(8732, 4)], [(8732,)])
+    >>> int((lab.torch() == 3).sum()) > 0  # anchors matched to the box
+    True
+    """
+    if api is None:
+        import headrace as api
+    ndd = api
+    images = ndd.decoders.image(encoded)
+    anchor, shape, boxes, labels = ndd.random_bbox_crop(boxes, labels, rng=rng, **SSD_CROP)
+    images = ndd.slice(images, anchor, shape, out_of_bounds_policy="trim_to_shape")
+    images = ndd.resize(images, size=(size, size))
+    flip = ndd.random.coin_flip(batch_size=encoded.batch_size, rng=rng)
+    boxes = ndd.bb_flip(boxes, ltrb=True, horizontal=flip)
+    images = ndd.crop_mirror_normalize(
+        images, mirror=flip, mean=list(MEAN), std=list(STD), dtype=ndd.float32
+    )
+    if encode:
+        anchors = ssd_anchors(size) if anchors is None else anchors
+        boxes, labels = ndd.box_encoder(
+            boxes, labels, anchors=anchors, criteria=0.5, offset=True, stds=list(SSD_STDS)
+        )
+    return images, boxes, labels
+
+
+def draw_boxes(
+    image: Any, boxes: Any, color: tuple[int, int, int] = (255, 40, 200), thickness: int = 2
+) -> Any:
+    """Draw relative ltrb boxes on an ``HWC`` uint8 RGB image (a copy) as rectangles.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> img = draw_boxes(np.zeros((10, 20, 3), np.uint8), [[0.0, 0.0, 0.5, 0.5]], thickness=1)
+    >>> img[0, 0].tolist(), img[4, 9].tolist(), img[2, 4].tolist()
+    ([255, 40, 200], [255, 40, 200], [0, 0, 0])
+    """
+    import cv2
+    import numpy as np
+
+    out = np.ascontiguousarray(image, np.uint8).copy()
+    h, w = out.shape[:2]
+    for l, t, r, b in np.asarray(boxes, np.float64).reshape(-1, 4):
+        p0 = (round(l * (w - 1)), round(t * (h - 1)))
+        p1 = (round(r * (w - 1)), round(b * (h - 1)))
+        cv2.rectangle(out, p0, p1, color, thickness, cv2.LINE_8)
+    return out
+
+
 #: Defaults of :func:`speech_pipeline`: 16 kHz, 25 ms windows every 10 ms, 64 mel bands.
 SPEECH_SAMPLE_RATE = 16000
 SPEECH_NFILTER = 64
@@ -253,11 +420,12 @@ PIPELINES: dict[str, Pipeline] = {
     "eval": eval_pipeline,
     "train": train_pipeline,
     "speech": speech_pipeline,
+    "detection": detection_pipeline,
 }
 
 
 def get(name: str) -> Pipeline:
-    """The pipeline called ``name`` (``"eval"``, ``"train"`` or ``"speech"``).
+    """The pipeline called ``name`` (``"eval"``, ``"train"``, ``"speech"`` or ``"detection"``).
 
     Examples
     --------
@@ -298,11 +466,17 @@ __all__ = [
     "PIPELINES",
     "SPEECH_NFILTER",
     "SPEECH_SAMPLE_RATE",
+    "SSD_CROP",
+    "SSD_SIZE",
+    "SSD_STDS",
     "STD",
     "denormalize",
+    "detection_pipeline",
+    "draw_boxes",
     "eval_pipeline",
     "get",
     "spectrogram_image",
     "speech_pipeline",
+    "ssd_anchors",
     "train_pipeline",
 ]

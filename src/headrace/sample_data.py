@@ -32,6 +32,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -122,7 +123,17 @@ def image_folder(
         "seed": int(seed),
         "opencv": cv2.__version__,
     }
-    dest = base / f"images-v{FORMAT_VERSION}-n{num_images}-c{num_classes}-s{seed}"
+    name = f"images-v{FORMAT_VERSION}-n{num_images}-c{num_classes}-s{seed}"
+    return _cached_folder(base, name, params, lambda tmp: _generate(tmp, params, progress))
+
+
+def _cached_folder(
+    base: Path, name: str, params: dict[str, object], write: Callable[[Path], None]
+) -> Path:
+    """``base / name``, written by ``write(folder)`` unless a complete one with ``params`` is
+    there: into a temporary folder renamed into place once complete (an interrupted generation
+    is simply redone)."""
+    dest = base / name
     if _is_complete(dest, params):
         return dest
     if dest.exists():  # left over from an older or killed generation
@@ -131,7 +142,7 @@ def image_folder(
     _remove_stale_partials(base, dest.name)
     tmp = Path(tempfile.mkdtemp(prefix=f"{dest.name}.partial-{os.getpid()}-", dir=base))
     try:
-        _generate(tmp, params, progress)
+        write(tmp)
         (tmp / MARKER).write_text(json.dumps(params))
         try:
             tmp.rename(dest)
@@ -293,8 +304,9 @@ def _shape(
     kind: int,
     blur: bool,
     big: bool = False,
-) -> None:
-    """Draw a filled circle, rectangle, polygon or thick line, optionally defocused."""
+) -> tuple[int, int, int, int] | None:
+    """Draw a filled circle, rectangle, polygon or thick line, optionally defocused; return its
+    bounding box ``(x, y, w, h)`` in pixels (``None`` when nothing was drawn)."""
     h, w = img.shape[:2]
     scale = rng.uniform(0.25, 0.45) if big else rng.uniform(0.05, 0.2)
     r = max(2, int(scale * min(h, w)))
@@ -320,12 +332,13 @@ def _shape(
         layer = cv2.GaussianBlur(layer, (2 * pad + 1, 2 * pad + 1), 0)
     x, y, bw, bh = cv2.boundingRect(layer)
     if bw == 0 or bh == 0:
-        return
+        return None
     roi = (slice(y, y + bh), slice(x, x + bw))
     alpha = layer[roi].astype(np.float32) * np.float32(rng.uniform(0.6, 1.0) / 255.0)
     shade = cv2.resize(rng.normal(0, 20, (2, 2, 3)).astype(np.float32), (bw, bh))
     region = img[roi]
     region += alpha[..., None] * (color + shade - region)
+    return x, y, bw, bh
 
 
 # --- audio -----------------------------------------------------------------------------------
@@ -389,15 +402,8 @@ def audio_folder(
         "seconds": float(seconds),
         "seed": int(seed),
     }
-    dest = base / f"audio-v{AUDIO_FORMAT_VERSION}-n{num_files}-t{seconds:g}-s{seed}"
-    if _is_complete(dest, params):
-        return dest
-    if dest.exists():
-        shutil.rmtree(dest, ignore_errors=True)
-    base.mkdir(parents=True, exist_ok=True)
-    _remove_stale_partials(base, dest.name)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{dest.name}.partial-{os.getpid()}-", dir=base))
-    try:
+
+    def write(tmp: Path) -> None:
         k = len(AUDIO_CLASSES)
         for name in AUDIO_CLASSES[: min(k, num_files)]:
             (tmp / name).mkdir()
@@ -405,15 +411,9 @@ def audio_folder(
             kind = AUDIO_CLASSES[i % k]
             signal = synthetic_audio(i, kind, seconds, seed)
             sf.write(tmp / kind / f"{kind}_{i:03d}.wav", signal, AUDIO_SAMPLE_RATE, "PCM_16")
-        (tmp / MARKER).write_text(json.dumps(params))
-        try:
-            tmp.rename(dest)
-        except OSError:  # another process finished first
-            if not _is_complete(dest, params):
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+
+    name = f"audio-v{AUDIO_FORMAT_VERSION}-n{num_files}-t{seconds:g}-s{seed}"
+    return _cached_folder(base, name, params, write)
 
 
 def synthetic_audio(index: int, kind: str, seconds: float = 1.5, seed: int = 0) -> np.ndarray:
@@ -466,15 +466,138 @@ def synthetic_audio(index: int, kind: str, seconds: float = 1.5, seed: int = 0) 
     return np.clip(x, -1.0, 1.0).astype(np.float32)
 
 
+# --- COCO detection data ---------------------------------------------------------------------
+#: Bump when the generated detection data change, so that old caches are not reused.
+COCO_FORMAT_VERSION = 1
+#: The categories of :func:`coco_folder` (sparse ids, as COCO's are), one per shape kind.
+COCO_CATEGORIES = (
+    {"id": 1, "name": "disc"},
+    {"id": 3, "name": "box"},
+    {"id": 6, "name": "polygon"},
+    {"id": 9, "name": "stroke"},
+)
+
+
+def synthetic_detection_image(
+    index: int, seed: int = 0
+) -> tuple[np.ndarray, list[tuple[int, tuple[int, int, int, int]]]]:
+    """One photo-like RGB image with 1 to 6 labelled objects, and the objects.
+
+    The objects are sharp discs, boxes, polygons and strokes drawn over a textured background
+    (later objects may hide parts of earlier ones); each comes as ``(kind, (x, y, w, h))``:
+    the index of its category in :data:`COCO_CATEGORIES` and its bounding box in pixels.
+
+    Examples
+    --------
+    >>> from headrace.sample_data import synthetic_detection_image
+    >>> img, objects = synthetic_detection_image(0)
+    >>> img.dtype.name, 1 <= len(objects) <= 6
+    ('uint8', True)
+    >>> kind, (x, y, w, h) = objects[0]
+    >>> 0 <= x and x + w <= img.shape[1] and 0 <= y and y + h <= img.shape[0]
+    True
+    """
+    rng = np.random.default_rng([seed, index, 7])
+    w, h = _SIZES[int(rng.integers(len(_SIZES)))]
+    img = _background(rng, h, w, rng.random())
+    _texture_patch(rng, img)
+    for _ in range(int(rng.integers(2, 5))):  # unlabelled, defocused clutter
+        _shape(rng, img, _random_color(rng, rng.random()), int(rng.integers(4)), True)
+    objects = []
+    for _ in range(int(rng.integers(1, 7))):
+        kind = int(rng.integers(len(COCO_CATEGORIES)))
+        color = _random_color(rng, rng.random(), sat=0.85)
+        box = _shape(rng, img, color, kind, blur=False, big=rng.random() < 0.3)
+        if box is not None and box[2] > 1 and box[3] > 1:
+            objects.append((kind, box))
+    noise = rng.standard_normal((h, w, 3), dtype=np.float32)
+    cv2.scaleAdd(noise, float(rng.uniform(4.0, 9.0)), img, dst=img)
+    return np.clip(img, 0, 255, out=img).astype(np.uint8), objects
+
+
+def coco_folder(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    num_images: int = 64,
+    seed: int = 0,
+) -> Path:
+    """A small COCO-format detection data set, written on first use and reused afterwards.
+
+    The folder holds ``images/`` (JPEG files from :func:`synthetic_detection_image`, about
+    500x375) and ``annotations.json`` (COCO's ``images``, ``annotations`` with ``bbox``,
+    ``area``, ``iscrowd`` and ``categories``: :data:`COCO_CATEGORIES`), the layout
+    ``readers.COCO(file_root=folder / "images", annotations_file=folder /
+    "annotations.json")`` reads. It lives in the cache directory like :func:`image_folder`.
+
+    Parameters
+    ----------
+    root : path, optional
+        Cache directory (default: :func:`cache_dir`).
+    num_images : int
+        Number of images.
+    seed : int
+        Seed of the content; the same arguments always give the same files.
+
+    Returns
+    -------
+    pathlib.Path
+        The data set's folder.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from headrace import sample_data
+    >>> d = sample_data.coco_folder(tempfile.mkdtemp(), num_images=3)
+    >>> doc = json.loads((d / "annotations.json").read_text())
+    >>> len(doc["images"]), len(list((d / "images").glob("*.jpg")))
+    (3, 3)
+    >>> sorted(doc["annotations"][0])
+    ['area', 'bbox', 'category_id', 'id', 'image_id', 'iscrowd']
+    """
+    _check_positive("num_images", num_images)
+    base = Path(root).expanduser() if root is not None else cache_dir()
+    params = {
+        "version": COCO_FORMAT_VERSION,
+        "num_images": int(num_images),
+        "seed": int(seed),
+        "opencv": cv2.__version__,
+    }
+
+    def write(tmp: Path) -> None:
+        (tmp / "images").mkdir()
+        images, anns = [], []
+        for i in range(num_images):
+            rgb, objects = synthetic_detection_image(i, seed)
+            name = f"{i:06d}.jpg"
+            (tmp / "images" / name).write_bytes(encode_jpeg(rgb))
+            h, w = rgb.shape[:2]
+            images.append({"id": i + 1, "file_name": name, "width": w, "height": h})
+            for kind, (x, y, bw, bh) in objects:
+                anns.append({
+                    "id": len(anns) + 1, "image_id": i + 1,
+                    "category_id": COCO_CATEGORIES[kind]["id"], "bbox": [x, y, bw, bh],
+                    "area": bw * bh, "iscrowd": 0,
+                })  # fmt: skip
+        doc = {"images": images, "annotations": anns, "categories": list(COCO_CATEGORIES)}
+        (tmp / "annotations.json").write_text(json.dumps(doc))
+
+    name = f"coco-v{COCO_FORMAT_VERSION}-n{num_images}-s{seed}"
+    return _cached_folder(base, name, params, write)
+
+
 __all__ = [
     "AUDIO_CLASSES",
     "AUDIO_FORMAT_VERSION",
     "AUDIO_SAMPLE_RATE",
+    "COCO_CATEGORIES",
+    "COCO_FORMAT_VERSION",
     "FORMAT_VERSION",
     "audio_folder",
     "cache_dir",
+    "coco_folder",
     "encode_jpeg",
     "image_folder",
     "synthetic_audio",
+    "synthetic_detection_image",
     "synthetic_image",
 ]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace._core.batch import Batch
+from headrace._core.batch import Batch, split_dense
 from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
@@ -258,62 +258,138 @@ def match_anchors(iou: np.ndarray, criteria: float) -> np.ndarray:
     if n_boxes == 0:
         return match
     best_box = iou.argmax(axis=0)
-    best_iou = iou[best_box, np.arange(n_anchors)]
+    best_iou = iou[best_box, np.arange(n_anchors)] if n_boxes > 1 else iou[0]
     ok = best_iou > criteria
     match[ok] = best_box[ok]
     match[iou.argmax(axis=1)] = np.arange(n_boxes)
     return match
 
 
+class AnchorSet:
+    """Anchors ``[M, 4]`` (ltrb) with what encoding needs of them, computed once per anchor set
+    and scale: their columns and areas (for the IoU), their centres and sizes after scaling, and
+    the output of an unmatched anchor (itself, or zeros with offsets)."""
+
+    __slots__ = ("area", "centre", "cols", "ltrb", "plain", "size")
+
+    def __init__(self, anchors: np.ndarray, scale: float) -> None:
+        a = np.ascontiguousarray(anchors, F32)
+        self.ltrb = a
+        self.cols = [np.ascontiguousarray(a[:, k]) for k in range(4)]
+        self.area = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+        sa = a * F32(scale)
+        self.centre = (sa[:, :2] + sa[:, 2:]) * F32(0.5)
+        self.size = sa[:, 2:] - sa[:, :2]
+        self.plain = np.concatenate([self.centre, self.size], 1)
+
+    def match(self, b: np.ndarray, criteria: float) -> np.ndarray:
+        """The box of ``b`` (ltrb ``[N, 4]``) matched to each anchor, as :func:`match_anchors`
+        gives for :func:`iou_matrix`, computed one box at a time (no ``[N, M]`` arrays)."""
+        x0, y0, x1, y1 = self.cols
+        m = x0.shape[0]
+        w, h, tmp = np.empty(m, F32), np.empty(m, F32), np.empty(m, F32)
+        best, arg = np.empty(m, F32), np.zeros(m, np.int64)
+        claimed = np.empty(len(b), np.int64)
+        for k, (l, t, r, bt) in enumerate(b):
+            np.minimum(x1, r, out=w)
+            w -= np.maximum(x0, l, out=tmp)
+            np.maximum(w, 0, out=w)
+            np.minimum(y1, bt, out=h)
+            h -= np.maximum(y0, t, out=tmp)
+            np.maximum(h, 0, out=h)
+            w *= h  # the intersections
+            np.add(self.area, (r - l) * (bt - t), out=h)
+            h -= w  # the unions
+            iou = np.divide(w, h, out=tmp, where=h > 0)
+            iou[h <= 0] = 0
+            claimed[k] = iou.argmax()
+            if k == 0:
+                best[...] = iou
+            else:
+                np.copyto(arg, k, where=iou > best)
+                np.maximum(best, iou, out=best)
+        match = np.where(best > criteria, arg, -1)
+        match[claimed] = np.arange(len(b))
+        return match
+
+
+_ANCHOR_SETS: dict[tuple[bytes, float], AnchorSet] = {}
+
+
+def anchor_set(anchors: np.ndarray, scale: float) -> AnchorSet:
+    """The :class:`AnchorSet` of ``anchors`` and ``scale`` (cached: a few sets are kept)."""
+    key = (np.ascontiguousarray(anchors, F32).tobytes(), float(scale))
+    found = _ANCHOR_SETS.get(key)
+    if found is None:
+        if len(_ANCHOR_SETS) >= 8:
+            _ANCHOR_SETS.pop(next(iter(_ANCHOR_SETS)))
+        found = _ANCHOR_SETS[key] = AnchorSet(anchors, scale)
+    return found
+
+
 def encode_boxes(
     boxes: np.ndarray,
     labels: np.ndarray,
-    anchors: np.ndarray,
+    anchors: np.ndarray | AnchorSet,
     criteria: float,
     offset: bool,
     scale: float,
     means: np.ndarray,
     stds: np.ndarray,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Encoded boxes ``[M, 4]`` (centre and size) and labels ``[M]`` for ``M`` anchors."""
-    match = match_anchors(iou_matrix(boxes, anchors), criteria)
-    hit = match >= 0
-    out_labels = np.zeros(anchors.shape[0], labels.dtype)
-    out_labels[hit] = labels[match[hit]]
-    s = F32(scale)
-    src = np.where(hit[:, None], boxes[np.maximum(match, 0)] if len(boxes) else anchors, anchors)
-    src = src.astype(F32) * s
-    anc = anchors.astype(F32) * s
+    """Encoded boxes ``[M, 4]`` (centre and size) and labels ``[M]`` for ``M`` anchors.
+
+    Only the matched anchors are computed from their boxes; the others are copied from the
+    anchor set. ``out``: arrays to write the results into.
+    """
+    aset = anchors if isinstance(anchors, AnchorSet) else anchor_set(anchors, scale)
+    m = aset.ltrb.shape[0]
+    enc, out_labels = out if out is not None else (np.empty((m, 4), F32), None)
+    if out_labels is None:
+        out_labels = np.empty(m, labels.dtype)
+    match = aset.match(boxes, criteria) if len(boxes) else np.full(m, -1)
+    idx = np.flatnonzero(match >= 0)
+    which = match[idx]
+    out_labels[...] = 0
+    out_labels[idx] = labels[which]
+    src = boxes[which].astype(F32) * F32(scale)
     c = (src[:, :2] + src[:, 2:]) * F32(0.5)
     wh = src[:, 2:] - src[:, :2]
     if not offset:
-        return np.concatenate([c, wh], 1).astype(F32), out_labels
-    ac = (anc[:, :2] + anc[:, 2:]) * F32(0.5)
-    awh = anc[:, 2:] - anc[:, :2]
+        enc[...] = aset.plain
+        enc[idx, :2] = c
+        enc[idx, 2:] = wh
+        return enc, out_labels
+    ac, awh = aset.centre[idx], aset.size[idx]
+    enc[...] = 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        dc = ((c - ac) / awh - means[:2]) / stds[:2]
-        dwh = (np.log(wh / awh) - means[2:]) / stds[2:]
-    enc = np.concatenate([dc, dwh], 1).astype(F32)
-    enc[~hit] = 0
+        enc[idx, :2] = ((c - ac) / awh - means[:2]) / stds[:2]
+        enc[idx, 2:] = (np.log(wh / awh) - means[2:]) / stds[2:]
     return enc, out_labels
 
 
 def box_encoder(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, Batch]:
-    """``box_encoder`` on numpy boxes."""
+    """``box_encoder`` on numpy boxes: every sample written into one dense output."""
     anchors, means, stds = check_encoder_args(v)
+    aset = anchor_set(anchors, v["scale"])
     bx, lb = ins
+    m = anchors.shape[0]
+    enc = np.empty((kc.n, m, 4), F32)
+    labels_out = np.empty((kc.n, m), lb._dtype.numpy)
 
-    def one(i: int) -> tuple[np.ndarray, np.ndarray]:
+    def one(i: int) -> None:
         b = boxes_of(bx._samples[i])
         lab = np.asarray(lb._samples[i]).reshape(-1)
         if lab.shape[0] != b.shape[0]:
             raise ShapeError(f"got {b.shape[0]} boxes and {lab.shape[0]} labels.")
-        return encode_boxes(b, lab, anchors, v["criteria"], v["offset"], v["scale"], means, stds)
+        encode_boxes(b, lab, aset, v["criteria"], v["offset"], v["scale"], means, stds,
+                     out=(enc[i], labels_out[i]))  # fmt: skip
 
-    res = kc.map(one, parallel=False)
+    kc.map(one)
     return (
-        _wrap(kc, [r[0] for r in res], _dt.float32),
-        Batch._wrap([r[1] for r in res], lb._dtype, None, kc.device),
+        Batch._wrap(split_dense(enc), _dt.float32, None, kc.device, dense=enc),
+        Batch._wrap(split_dense(labels_out), lb._dtype, None, kc.device, dense=labels_out),
     )
 
 
@@ -380,15 +456,15 @@ def _shape_xyz(v: Any, layout: str, ndim: int, what: str) -> np.ndarray | None:
 
 def overlap_metric(crop: np.ndarray, boxes: np.ndarray, ndim: int, kind: str) -> np.ndarray:
     """IoU of ``crop`` with each box (``kind="iou"``) or the fraction of each box it covers."""
-    lo = np.maximum(boxes[:, :ndim], crop[:ndim])
-    hi = np.minimum(boxes[:, ndim:], crop[ndim:])
-    inter = np.prod(np.clip(hi - lo, 0, None), axis=1)
-    vol = np.prod(boxes[:, ndim:] - boxes[:, :ndim], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if kind == "iou":
-            union = vol + np.prod(crop[ndim:] - crop[:ndim]) - inter
-            return np.where(union > 0, inter / union, 0.0)
-        return np.where(vol > 0, inter / vol, 0.0)
+    ext = np.minimum(boxes[:, ndim:], crop[ndim:])
+    ext -= np.maximum(boxes[:, :ndim], crop[:ndim])
+    np.maximum(ext, 0, out=ext)
+    size = boxes[:, ndim:] - boxes[:, :ndim]
+    inter, vol = ext[:, 0], size[:, 0]
+    for d in range(1, ndim):
+        inter, vol = inter * ext[:, d], vol * size[:, d]
+    den = vol + np.prod(crop[ndim:] - crop[:ndim]) - inter if kind == "iou" else vol
+    return np.divide(inter, den, out=np.zeros_like(inter), where=den > 0)
 
 
 def _keep(crop: np.ndarray, boxes: np.ndarray, ndim: int, prune: float | None) -> np.ndarray:
@@ -404,30 +480,25 @@ def window_size(
     """A relative window size: x uniform in ``scaling``, the others from aspect ratios (x over
     the other axis, in pixels when ``extent`` is the image size) uniform in ``ar``'s pairs;
     ``None`` when a derived size falls outside ``scaling`` or the image."""
-    pairs = ar.reshape(-1, 2)
-    size = np.empty(ndim)
-    size[0] = gen.uniform(scaling[0], scaling[1])
+    lo_s, hi_s = float(scaling[0]), float(scaling[1])
+    pairs = ar.reshape(-1, 2).tolist()
+    x = gen.uniform(lo_s, hi_s)
+    size = [x]
     for d in range(1, ndim):
         lo, hi = pairs[d - 1 if len(pairs) > 1 else 0]
         r = gen.uniform(lo, hi)
-        size[d] = size[0] * extent[0] / (r * extent[d])
-    if (size[1:] < scaling[0]).any() or (size[1:] > scaling[1]).any() or (size > 1).any():
+        size.append(x * float(extent[0]) / (r * float(extent[d])))
+    if any(not lo_s <= v <= hi_s for v in size[1:]) or any(v > 1 for v in size):
         return None
-    return size
+    return np.array(size)
 
 
 #: Attempts ``random_bbox_crop`` makes with ``total_num_attempts=-1`` before it gives up.
 MAX_TOTAL_ATTEMPTS = 10_000
 
 
-def bbox_crop_one(
-    gen: np.random.Generator, boxes: np.ndarray, a: Vals, ndim: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One sample of ``random_bbox_crop``: ``(anchor, shape, boxes, kept indices)``.
-
-    ``boxes`` are ltrb (x, y(, z) order); anchor and shape are relative, x-first, and so are the
-    returned boxes (relative to the crop window, clipped to it).
-    """
+def crop_settings(a: Vals, ndim: int) -> Vals:
+    """The checked, converted arguments of ``random_bbox_crop`` for ``ndim``-D boxes."""
     in_shape = _shape_xyz(a["input_shape"], a["shape_layout"], ndim, "input_shape")
     crop_shape = _shape_xyz(a["crop_shape"], a["shape_layout"], ndim, "crop_shape")
     if crop_shape is not None and in_shape is None:
@@ -457,12 +528,33 @@ def bbox_crop_one(
     if not options:
         raise InvalidArgumentError("random_bbox_crop: thresholds is empty and allow_no_crop off.")
     total = a["total_num_attempts"]
-    total = MAX_TOTAL_ATTEMPTS if total is None or total < 0 else total
+    return {
+        "in_shape": in_shape,
+        "crop_shape": crop_shape,
+        "scaling": scaling,
+        "ar": ar,
+        "options": options,
+        "total": MAX_TOTAL_ATTEMPTS if total is None or total < 0 else total,
+        "extent": in_shape if in_shape is not None else np.ones(ndim),
+        "full": np.concatenate([np.zeros(ndim), np.ones(ndim)]),
+    }
+
+
+def bbox_crop_one(
+    gen: np.random.Generator, boxes: np.ndarray, a: Vals, ndim: int, settings: Vals | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One sample of ``random_bbox_crop``: ``(anchor, shape, boxes, kept indices)``.
+
+    ``boxes`` are ltrb (x, y(, z) order); anchor and shape are relative, x-first, and so are the
+    returned boxes (relative to the crop window, clipped to it). ``settings``: the
+    :func:`crop_settings` of ``a`` (computed when not given).
+    """
+    st = crop_settings(a, ndim) if settings is None else settings
+    in_shape, crop_shape, full = st["in_shape"], st["crop_shape"], st["full"]
+    options, total = st["options"], st["total"]
     prune = a["bbox_prune_threshold"]
     every = a["all_boxes_above_threshold"]
     kind = a["threshold_type"]
-    extent = in_shape if in_shape is not None else np.ones(ndim)
-    full = np.concatenate([np.zeros(ndim), np.ones(ndim)])
     tried = 0
     while tried < total:
         t = options[int(gen.integers(len(options)))]
@@ -477,7 +569,7 @@ def bbox_crop_one(
                 start = np.floor(gen.random(ndim) * (in_shape - crop_shape + 1)) / in_shape
                 start = np.clip(start, 0, 1 - size)
             else:
-                drawn = window_size(gen, scaling, ar, extent, ndim)
+                drawn = window_size(gen, st["scaling"], st["ar"], st["extent"], ndim)
                 if drawn is None:
                     continue
                 size = drawn
@@ -513,6 +605,7 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
     gen = kc.generator()
     bx, lb = ins
     vals = _vals(v, kc.n)
+    settings: dict[tuple[int, int], Vals] = {}  # one per argument set (all samples, usually)
     anchors, shapes, outb, outl, outi = [], [], [], [], []
     for i in range(kc.n):
         a = vals[i]
@@ -534,7 +627,10 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
                     f"{list(lab.shape)}."
                 )
             ltrb = to_ltrb(b.astype(np.float64), layout, ndim)
-            start, size, rel, idx = bbox_crop_one(gen, ltrb, a, ndim)
+            key = (id(a), ndim)
+            if key not in settings:
+                settings[key] = crop_settings(a, ndim)
+            start, size, rel, idx = bbox_crop_one(gen, ltrb, a, ndim, settings[key])
         except Exception as e:
             from headrace._dispatch.kernel_context import annotate
 
