@@ -145,6 +145,29 @@ def test_crop_variants_match_cpu(backend: str, jpegs: list[np.ndarray]) -> None:
     _compare(g, ndd.decoders.image_slice(data, **kw), tol, "slice")
 
 
+def test_windows_cut_from_whole_images_when_regions_are_refused(
+    jpegs: list[np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library build that decodes no region (nvJPEG < 13.2 with fancy upsampling) still
+    gives the CPU's windows: whole images are decoded and cut, then remembered for next time."""
+    from headrace.backends.torch import gpu_decode_backends as B
+
+    if not _available("nvimgcodec"):
+        pytest.skip("nvimgcodec is not installed")
+    monkeypatch.setenv("HEADRACE_GPU_DECODER", "nvimgcodec")
+    monkeypatch.setattr(B, "_NO_REGIONS", set())
+    data = ndd.batch(jpegs)
+    kw = {"crop": (21, 30), "crop_pos_x": 0.25, "crop_pos_y": 0.9}
+    regions = ndd.decoders.image_crop(data, device="gpu", **kw).evaluate()
+    B._NO_REGIONS.update(B._decoders)  # as if this build had refused every region
+    cut = ndd.decoders.image_crop(data, device="gpu", **kw).evaluate()
+    assert B._NO_REGIONS
+    _compare(cut, ndd.decoders.image_crop(data, **kw), _tolerance("nvimgcodec"), "cut")
+    if not CUDA:  # the CPU backend decodes regions exactly: the two routes agree bit for bit
+        for a, b in zip(regions.cpu(), cut.cpu()):
+            assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_crop_equals_decode_then_crop(backend: str, jpegs: list[np.ndarray]) -> None:
     """A decoded window is the window of the decoded image (region decoding is not a resize)."""
     data = ndd.batch(jpegs)

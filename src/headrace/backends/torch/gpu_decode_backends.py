@@ -94,10 +94,20 @@ _decoders: dict[tuple[Any, ...], tuple[Any, threading.Lock]] = {}
 _decoders_lock = threading.Lock()
 
 
+#: Decoders (by :func:`key_of`) whose library build decoded no region: windows are then cut
+#: from whole images decoded on the GPU.
+_NO_REGIONS: set[tuple[Any, ...]] = set()
+
+
+def key_of(device_id: int | None, hw_load: float, fancy: bool) -> tuple[Any, ...]:
+    """The cache key of a decoder's options."""
+    return (device_id, round(hw_load, 3), fancy)
+
+
 def _nvimgcodec_decoder(device_id: int | None, hw_load: float, fancy: bool) -> tuple[Any, Any]:
     """A cached decoder (and its lock) for one GPU (``None``: the CPU-only backend, used on
     machines without CUDA) and one set of options."""
-    key = (device_id, round(hw_load, 3), fancy)
+    key = key_of(device_id, hw_load, fancy)
     with _decoders_lock:
         got = _decoders.get(key)
         if got is None:
@@ -137,9 +147,10 @@ def decode_nvimgcodec(
     dec, lock = _nvimgcodec_decoder(dev_id, hw_load, fancy)
     # whole images as arrays (nvImageCodec makes the code streams without Python objects),
     # windows as regions of a code stream
+    regions = key_of(dev_id, hw_load, fancy) not in _NO_REGIONS
     srcs: list[Any] = []
     for j in jobs:
-        if j.raw is None:
+        if j.raw is None or not regions:  # (a window is then cut after decoding, below)
             srcs.append(np.ascontiguousarray(j.data))
         else:
             y, x, h, w = j.raw
@@ -152,18 +163,48 @@ def decode_nvimgcodec(
     )
     stream = torch.cuda.current_stream(target).cuda_stream if cuda else 0
     with lock:
-        imgs = dec.decode(srcs, params=params, cuda_stream=stream)
+        imgs: list[Any] = list(dec.decode(srcs, params=params, cuda_stream=stream))
+        if not regions:
+            imgs = [im if im is None or j.raw is None else _Window(im, j.raw)
+                    for j, im in zip(jobs, imgs)]  # fmt: skip
+        # windows the library would not decode as regions: whole images on the GPU, cut there
+        redo = [k for k, (j, im) in enumerate(zip(jobs, imgs))
+                if regions and im is None and j.raw is not None]  # fmt: skip
+        if redo and len(redo) == sum(j.raw is not None for j in jobs):
+            # no region decoded at all: this library build refuses them (e.g. nvJPEG < 13.2 with
+            # fancy upsampling); decode whole images from now on instead of failing each time
+            _NO_REGIONS.add(key_of(dev_id, hw_load, fancy))
+        if redo:
+            whole = dec.decode([np.ascontiguousarray(jobs[k].data) for k in redo], params=params,
+                               cuda_stream=stream)  # fmt: skip
+            for k, im in zip(redo, whole):
+                imgs[k] = None if im is None else _Window(im, jobs[k].raw)
     # DLPack's name of the legacy default stream is 1 (what torch.from_dlpack passes)
     consumer = stream or 1
     out: list[Any] = []
     for j, img in zip(jobs, imgs):
-        if img is None or tuple(img.shape) != j.shape:
+        win = None
+        if isinstance(img, _Window):
+            img, win = img.image, img.raw
+        if img is None:
             out.append(None)
-        elif cuda and img.device_id is not None:
-            out.append(_from_dlpack(torch, img, consumer))
+            continue
+        if cuda and img.device_id is not None:
+            t = _from_dlpack(torch, img, consumer)
         else:
-            out.append(torch.from_numpy(np.array(img.cpu(), copy=True)).to(target))
+            t = torch.from_numpy(np.array(img.cpu(), copy=True)).to(target)
+        if win is not None:
+            y, x, h, w = win
+            t = t[y : y + h, x : x + w]
+        out.append(t if tuple(t.shape) == j.shape else None)
     return out
+
+
+class _Window(NamedTuple):
+    """A whole decoded image standing for the window ``raw`` of it."""
+
+    image: Any
+    raw: Roi
 
 
 def _from_dlpack(torch: Any, img: Any, stream: int) -> Any:
