@@ -25,8 +25,10 @@ def is_torch(x: Any) -> bool:
     """True for a torch tensor, without importing torch."""
     if type(x).__module__ == "torch":
         return True
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
+    # ``Tensor`` is missing while another thread is still importing torch: nothing can be a
+    # torch tensor of a module that has not finished loading
+    tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+    return tensor is not None and isinstance(x, tensor)
 
 
 def require_torch() -> Any:
