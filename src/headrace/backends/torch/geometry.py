@@ -266,7 +266,8 @@ def crop_mirror_normalize_batched(
     kws = [p.kwargs for p in plans]
     k0 = kws[0]
     keys = ("shape", "perm", "pad_output", "channel_axis", "dtype")
-    if k0["pad_output"] or not all(_same([kw[k] for kw in kws]) for k in keys):
+    distinct = list({id(kw): kw for kw in kws}.values())  # plans are shared between samples
+    if k0["pad_output"] or not all(_same([kw[k] for kw in distinct]) for k in keys):
         return None
     if not _same([s.dtype for s in samples]) or not _same([s.dim() for s in samples]):
         return None
@@ -294,8 +295,15 @@ def crop_mirror_normalize_batched(
             sel = upload(flags, device)
             block = torch.where(sel.view(n, *([1] * (block.dim() - 1))), block.flip(axis), block)
     ch = k0["channel_axis"]
-    mul = np.stack([np.asarray(kw["mul"], np.float32).ravel() for kw in kws])
-    add = np.stack([np.asarray(kw["add"], np.float32).ravel() for kw in kws])
+    if len(distinct) == 1 or all(
+        np.array_equal(kw["mul"], k0["mul"]) and np.array_equal(kw["add"], k0["add"])
+        for kw in distinct
+    ):
+        kws_norm = [k0]
+    else:
+        kws_norm = kws
+    mul = np.stack([np.asarray(kw["mul"], np.float32).ravel() for kw in kws_norm])
+    add = np.stack([np.asarray(kw["add"], np.float32).ravel() for kw in kws_norm])
     bshape = [n] + [1] * (block.dim() - 1)
     if ch is not None:
         bshape[1 + ch] = -1
