@@ -90,7 +90,6 @@ def example_class() -> Any:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.Example"))
 
 
-@cache
 def examples_class() -> Any:
     """A message of one repeated field, ``Example examples = 1``: several serialized examples,
     each framed as that field, parse in one call (with the same result as one by one).
@@ -104,9 +103,16 @@ def examples_class() -> Any:
     >>> [e == ex for e in examples_class().FromString(framed).examples]
     [True, True]
     """
+    return _examples_class(example_class())
+
+
+@cache
+def _examples_class(example_cls: Any) -> Any:
+    """The ``Examples`` message next to ``example_cls`` in its descriptor pool (made once per
+    pool: :func:`example_class` makes a new one when its cache is cleared)."""
     from google.protobuf import descriptor_pb2, message_factory
 
-    example = example_class().DESCRIPTOR
+    example = example_cls.DESCRIPTOR
     fd = descriptor_pb2.FileDescriptorProto(
         name="headrace/tfrecord_examples.proto",
         package="headrace",
