@@ -5,8 +5,10 @@ Writes ``--files`` TFRecord files of ``--records`` records in total into a tempo
 coordinates), builds their index files once with ``tfrecord2idx``, then times full epochs of the
 same dynamic-mode loop with ``import headrace as ndd`` and with the reference
 (``nvidia.dali.experimental.dynamic``), both with ``--threads`` threads and batch ``--batch-size``.
-The first epoch is warm-up (page cache, lazy set-up); the table shows the median of the others
-and the ratio headrace / reference.
+The first epoch is warm-up (page cache, lazy set-up); the table shows the median of the others,
+the process CPU time per record (all threads), and the ratio headrace / reference: the median of
+the ratios of back-to-back epochs (each pair sees about the same machine load, which matters on a
+shared machine), and the ratio of the medians.
 
     python bench/readers_tfrecord.py
     python bench/readers_tfrecord.py --records 20000 --image-kb 64 --epochs 5
@@ -73,15 +75,15 @@ def make_epoch(module: str, paths: list[str], indexes: list[str], args: argparse
     reader = ndd.readers.TFRecord(path=paths, index_path=indexes, features=features,
                                   random_shuffle=True, seed=1)  # fmt: skip
 
-    def epoch() -> float:
+    def epoch() -> tuple[float, float]:
         n = 0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for batch in reader.next_epoch(batch_size=args.batch_size):
             for out in batch.values():
                 out.evaluate()
             n += batch["image/class/label"].batch_size
         assert n == args.records, (module, n)
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, time.process_time() - c0
 
     return epoch
 
@@ -110,18 +112,30 @@ def main() -> None:
         except ImportError as e:
             print(f" reference: skipped ({e})")
         times: dict[str, list[float]] = {name: [] for name in epochs}
+        cpu: dict[str, list[float]] = {name: [] for name in epochs}
         for _ in range(args.epochs):  # alternate, so both see the same machine load
             for name, epoch in epochs.items():
-                times[name].append(epoch())
-        rates = {}
-        for name, t in times.items():
-            rates[name] = args.records / statistics.median(t[1:] or t)
-            print(f"{name:>10}: {rates[name]:10.0f} records/s  (epochs: "
-                  + ", ".join(f"{args.records / x:.0f}" for x in t) + ")")  # fmt: skip
-        if len(rates) == 2:
-            print(
-                f"     ratio: {rates['headrace'] / rates['reference']:.2f}x (headrace / reference)"
-            )
+                wall, used = epoch()
+                times[name].append(wall)
+                cpu[name].append(used)
+        report(times, cpu, args.records)
+
+
+def report(times: dict[str, list[float]], cpu: dict[str, list[float]], records: int) -> None:
+    """Print records/s per side and the ratios (the first epoch of each side is warm-up)."""
+    rates = {}
+    for name, t in times.items():
+        rates[name] = records / statistics.median(t[1:] or t)
+        used = statistics.median(cpu[name][1:] or cpu[name]) / records * 1e6
+        print(f"{name:>10}: {rates[name]:10.0f} records/s, {used:5.1f} us CPU/record  (epochs: "
+              + ", ".join(f"{records / x:.0f}" for x in t) + ")")  # fmt: skip
+    if len(rates) == 2:
+        h, r = times["headrace"][1:], times["reference"][1:]
+        pairs = statistics.median(b / a for a, b in zip(h, r)) if h else float("nan")
+        print(
+            f"     ratio: {pairs:.2f}x (headrace / reference, median of back-to-back epochs; "
+            f"ratio of medians {rates['headrace'] / rates['reference']:.2f}x)"
+        )
     sys.stdout.flush()
 
 

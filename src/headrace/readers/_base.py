@@ -2,7 +2,9 @@
 
 A reader owns a *dataset* (anything with ``len()``, ``read(i)`` returning one sample's output
 arrays, ``source(i)`` naming where sample ``i`` comes from, and ``read_errors``, the exception
-types that mean "this sample cannot be read"). The base class turns it into epochs:
+types that mean "this sample cannot be read"; optionally ``read_batch(indices, skip)``, which
+reads several samples at once: a list of their arrays in order, ``None`` for an unreadable
+sample when ``skip``, else raising that sample's error). The base class turns it into epochs:
 
 * **Data epochs.** Data epoch ``e`` is one pass over the shard read in ``e`` (the shard advances
   every epoch unless ``stick_to_shard``), in a fresh permutation seeded by ``(seed, e)`` when
@@ -33,7 +35,7 @@ import json
 import os
 import secrets
 import weakref
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -58,7 +60,8 @@ _names = itertools.count()
 
 
 class Dataset(Protocol):
-    """What a concrete reader hands to the base class."""
+    """What a concrete reader hands to the base class (see the module's description, also for
+    the optional ``read_batch``)."""
 
     read_errors: tuple[type[BaseException], ...]
 
@@ -250,6 +253,45 @@ def _stream(
         epoch, pos = epoch + 1, 0
 
 
+def _take(
+    stream: Iterator[tuple[int, tuple[int, int]] | None], n: int, through: bool
+) -> tuple[list[tuple[int, tuple[int, int]]], bool]:
+    """The next ``n`` (at least 1) items of ``stream`` and whether it ended after them: at its
+    end, or at the end of the first data epoch (``None``) unless ``through``."""
+    group: list[tuple[int, tuple[int, int]]] = []
+    for item in stream:
+        if item is None:
+            if through:
+                continue
+            return group, True
+        group.append(item)
+        if len(group) >= n:
+            return group, False
+    return group, True
+
+
+def _group_reader(dataset: Dataset, skip: bool) -> Callable[[list[int]], list[Any]]:
+    """``read(indices)``: the samples' arrays, in order, ``None`` for an unreadable sample when
+    ``skip`` (else its error is raised). Uses the dataset's ``read_batch`` when it has one."""
+    read_batch = getattr(dataset, "read_batch", None)
+    if read_batch is not None:
+        return partial(read_batch, skip=skip)
+    read, errors = dataset.read, dataset.read_errors
+
+    def read_each(indices: list[int]) -> list[Any]:
+        out: list[Any] = []
+        for index in indices:
+            try:
+                out.append(read(index))
+            except errors:
+                if not skip:
+                    raise
+                out.append(None)
+        return out
+
+    return read_each
+
+
 def _produce(
     plan: EpochPlan,
     dataset: Dataset,
@@ -281,9 +323,21 @@ def _produce(
         samples, sources, skipped = [], [], 0
         return ok
 
+    read = _group_reader(dataset, skip)
+    stream = _stream(plan, start[0], start[1], last_batch == "pad")
     try:
-        for item in _stream(plan, start[0], start[1], last_batch == "pad"):
-            if item is None:
+        while True:
+            group, ended = _take(stream, batch_size - len(samples), False)
+            if group:
+                for (index, _), arrays in zip(group, read([i for i, _ in group])):
+                    if arrays is None:
+                        skipped += 1
+                        continue
+                    samples.append(arrays)
+                    sources.append(dataset.source(index))
+                if len(samples) == batch_size and not flush(group[-1][1]):
+                    return
+            if ended:
                 if not samples or last_batch == "drop":
                     break
                 while last_batch == "pad" and len(samples) < batch_size:
@@ -291,18 +345,6 @@ def _produce(
                     sources.append(sources[-1])
                 flush(end)
                 break
-            index, after = item
-            try:
-                arrays = dataset.read(index)
-            except dataset.read_errors:
-                if not skip:
-                    raise
-                skipped += 1
-                continue
-            samples.append(arrays)
-            sources.append(dataset.source(index))
-            if len(samples) == batch_size and not flush(after):
-                return
     except BaseException:
         if pending is not None:  # deliver what was read before the failing sample
             emit(tuple(pending))
@@ -337,28 +379,30 @@ def _produce_stream(
     limit = max(plan.size, 1)
     if batches <= 0:
         return
-    for item in _stream(plan, start[0], start[1], False):
-        if item is None:
-            continue
-        index, position = item
-        try:
-            arrays = dataset.read(index)
-        except dataset.read_errors:
-            if not skip:
-                raise
-            skipped += 1
-            run += 1
-            if run >= limit:  # nothing readable left: end the call rather than spin
-                break
-            continue
-        run = 0
-        samples.append(arrays)
-        sources.append(dataset.source(index))
+    read = _group_reader(dataset, skip)
+    stream = _stream(plan, start[0], start[1], False)
+    while True:
+        # never more than the consecutive failures left before giving up (see below)
+        group, ended = _take(stream, min(batch_size - len(samples), limit - run), True)
+        for (index, _), arrays in zip(group, read([i for i, _ in group])):
+            if arrays is None:
+                skipped += 1
+                run += 1
+                continue
+            run = 0
+            samples.append(arrays)
+            sources.append(dataset.source(index))
+        if group:
+            position = group[-1][1]
+        if run >= limit:  # nothing readable left: end the call rather than spin
+            break
         if len(samples) == batch_size:
             made += 1
             if not emit((samples, sources, position, skipped)) or made == batches:
                 return
             samples, sources, skipped = [], [], 0
+        if ended:
+            break
     if samples or skipped:  # ended early: what was read still reaches the consumer
         emit((samples, sources, position, skipped))
 

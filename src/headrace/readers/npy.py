@@ -25,8 +25,10 @@ from headrace.readers._base import Reader
 from headrace.readers._files import resolve_files
 from headrace.readers._outputs import output_device, shuffle_seed, wrap_arrays
 from headrace.readers.file import FileReadError, MissingFileError
+from headrace.readers.npy_fast import FastRead
 
 _OP = "readers.Numpy"
+_FAST_MISSES = 4  # files of other headers in a row after which the fast path is given up
 
 
 class _NpyDataset:
@@ -41,6 +43,9 @@ class _NpyDataset:
         self.roi = roi
         self.use_mmap = use_mmap
         self.headers: dict[int, npy.NpyHeader] | None = {} if cache_headers else None
+        self.fast: FastRead | None = None  # reads files with the last header seen (npy_fast)
+        self.fast_for: npy.NpyHeader | None = None  # the header self.fast was made for
+        self.fast_misses = 0  # files in a row it did not fit (at _FAST_MISSES it is not tried)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -50,9 +55,23 @@ class _NpyDataset:
 
     def read(self, index: int) -> tuple[np.ndarray]:
         path = self.paths[index]
+        fast = self.fast if self.fast_misses < _FAST_MISSES else None
+        if fast is not None:
+            try:
+                arr = fast.read(path)
+            except OSError:
+                arr = None  # the general path raises it, naming the sample
+            if arr is not None:
+                self.fast_misses = 0
+                return (arr,)
+            self.fast_misses += 1
         cached = self.headers.get(index) if self.headers is not None else None
         try:
             arr, hdr = npy.read_file(path, self.roi, use_mmap=self.use_mmap, header=cached)
+            if self.fast_misses < _FAST_MISSES and hdr != self.fast_for:
+                self.fast_for = hdr  # the next files probably share this header
+                with open(path, "rb") as f:
+                    self.fast = FastRead.make(f.read(hdr.offset), hdr, self.roi, self.use_mmap)
         except npy.NpyFormatError as e:
             raise npy.NpyFormatError(f"{_OP}: sample {index}: {e}", source=path) from None
         except InvalidArgumentError as e:

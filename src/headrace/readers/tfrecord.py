@@ -10,9 +10,7 @@ of each file (or with positional reads), checked (both CRCs, the index's size), 
 from __future__ import annotations
 
 import array
-import math
 import mmap
-import operator
 import os
 import struct
 import threading
@@ -31,8 +29,9 @@ from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.tensor import Tensor
 from headrace.readers import _sharding as sh
 from headrace.readers._base import EpochPlan, Reader
-from headrace.readers._example_proto import crc32c_module, example_class
+from headrace.readers._example_proto import crc32c_module, example_class, examples_class
 from headrace.readers.file import FileReadError, MissingFileError
+from headrace.readers.tfrecord_features import batch_extractor
 from headrace.readers.tfrecord_index import (
     FRAMING,
     HEADER,
@@ -40,7 +39,7 @@ from headrace.readers.tfrecord_index import (
     load_or_build_index,
     read_index,
 )
-from headrace.tfrecord import LIST_FIELDS, Feature
+from headrace.tfrecord import Feature
 from headrace.tfrecord import float32 as tf_float32
 from headrace.tfrecord import int64 as tf_int64
 from headrace.tfrecord import string as tf_string
@@ -48,9 +47,12 @@ from headrace.tfrecord import string as tf_string
 _DTYPES: dict[int, DType] = {tf_int64: int64, tf_float32: float32, tf_string: uint8}
 _DEFAULT_FILE_SHUFFLE_SEED = 0x7F4A_7C15  # shuffle_after_epoch without a seed: same every run
 _MAX_OPEN_FILES = 64
+_HEAD_CRC_CACHE = 1 << 16  # lengths whose header CRC (and field framing) is remembered
+_JOIN_MAX = 1 << 26  # records of a batch parsed in one call when their bytes total at most this
 _WHAT = "readers.TFRecord"
 _HEAD = struct.Struct("<QI")  # length, masked CRC of the length
 _U32 = struct.Struct("<I")
+_Problem = tuple[str, type, BaseException | None]  # what is wrong, error class, cause
 
 
 class _OpenFile:
@@ -127,80 +129,6 @@ class _Files:
                 self._open.popitem()[1].close()
 
 
-def _extractor(name: str, f: Feature) -> Any:
-    """``extract(fmap) -> ndarray | str``: the feature's output, or what is wrong with it."""
-    field = LIST_FIELDS[f.type]
-    dtype = f.dtype
-    fixed, shape = f.fixed, f.shape
-    default = f.default_value
-    missing_shape = (0, *shape)
-    volume = math.prod(shape)
-    need = (
-        f"{volume} (shape {list(shape)})"
-        if fixed
-        else f"a multiple of {volume} (partial shape {list(shape)})"
-    )
-
-    def wrong_kind(feature: Any) -> str | None:
-        kind = feature.WhichOneof("kind")
-        if kind is None or kind == field:
-            return None
-        return f"feature {name!r} holds {kind} values, `features` declares {field.split('_')[0]}"
-
-    def missing() -> np.ndarray | str:
-        if not fixed:
-            return np.empty(missing_shape, dtype)
-        if default is None:
-            return f"feature {name!r} is missing and has no default value"
-        return default.copy()
-
-    if f.type == tf_string:
-
-        def extract(fmap: Any) -> np.ndarray | str:
-            feature = fmap.get(name)
-            if feature is None:
-                return missing()
-            values = feature.bytes_list.value
-            if len(values) != 1:  # (values of another type leave this list empty)
-                return wrong_kind(feature) or (
-                    f"feature {name!r} holds {len(values)} byte strings, not 1"
-                )
-            return np.frombuffer(values[0], np.uint8)  # read-only: shares the fresh bytes
-
-        return extract
-
-    values_of = operator.attrgetter(f"{field}.value")
-    one_dim = fixed and len(shape) == 1
-
-    def extract_numbers(fmap: Any) -> np.ndarray | str:
-        feature = fmap.get(name)
-        if feature is None:
-            return missing()
-        values = values_of(feature)
-        count = len(values)
-        if fixed:
-            if count != volume:  # (values of another type leave this list empty)
-                return (
-                    wrong_kind(feature) or f"feature {name!r} holds {count} values; expected {need}"
-                )
-            if one_dim:
-                return np.fromiter(values, dtype, count)
-            out_shape = shape
-        else:
-            if count == 0 and (problem := wrong_kind(feature)):
-                return problem
-            out_shape = f.shape_for(count)  # type: ignore[assignment]
-            if out_shape is None:
-                return f"feature {name!r} holds {count} values; expected {need}"
-        if count > 32 and field == "float_list":  # packed floats: one copy, no iteration
-            raw = getattr(feature, field).SerializeToString()
-            arr = np.frombuffer(raw, "<f4", count, len(raw) - 4 * count)  # read-only
-            return arr.reshape(out_shape)
-        return np.fromiter(values, dtype, count).reshape(out_shape)
-
-    return extract_numbers
-
-
 class _TFRecordDataset:
     """Records of several files: ``read(i)`` returns one array per feature."""
 
@@ -224,10 +152,13 @@ class _TFRecordDataset:
         self.sizes = array.array("q", sizes.astype(np.int64).tobytes())
         self.first_record = [int(v) for v in first_record]  # dataset index of each record 0
         self._prefix = [f"{p} (record " for p in paths]
-        self.extractors = [_extractor(name, f) for name, f in features.items()]
+        self.extractors = [batch_extractor(name, f) for name, f in features.items()]
         self.warn_skips = warn_skips
         self._crc = crc32c_module().value
+        self._head_crcs: dict[int, int] = {}  # record length -> masked CRC of its 8 bytes
         self._parse = example_class().FromString
+        self._parse_many = examples_class().FromString
+        self._field_heads: dict[int, bytes] = {}  # record length -> its field framing
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -252,48 +183,123 @@ class _TFRecordDataset:
             return TFRecordError(message, path, offset)
         return FileReadError(5, message, path)  # EIO
 
-    def read(self, index: int) -> tuple[np.ndarray | str, ...]:
+    def _data(self, index: int) -> memoryview | _Problem:
+        """The record's checked ``Example`` bytes (a view of the map or of a fresh buffer), or
+        what is wrong with it."""
         offset, size = self.offsets[index], self.sizes[index]
         try:
             file = self.files.get(self.file_ids[index])
             if offset + size > file.size:  # never ask for more than the file holds
-                raise self._fail(
-                    index, f"truncated record: the index says {size} bytes, the file ends "
-                    f"{file.size - offset} bytes after the record's start"
+                return (
+                    f"truncated record: the index says {size} bytes, the file ends "
+                    f"{file.size - offset} bytes after the record's start", TFRecordError, None,
                 )  # fmt: skip
             if file.view is not None:
-                end = offset + size
-                u8, view = file.u8[offset:end], file.view[offset:end]  # type: ignore[index]
+                u8, view, base = file.u8, file.view, offset  # read in place in the map
             else:
-                u8, view = file.read(offset, size)
+                (u8, view), base = file.read(offset, size), 0
+                if len(view) != size:
+                    return (
+                        f"truncated record ({len(view)} of {size} bytes read)", TFRecordError, None
+                    )  # fmt: skip
         except OSError as e:
             if isinstance(e, FileReadError):
                 raise
-            raise self._fail(index, f"cannot read ({e.strerror or e})", OSError) from e
-        if len(view) != size:
-            raise self._fail(index, f"truncated record ({len(view)} of {size} bytes read)")
-        length, length_crc = _HEAD.unpack_from(view)
-        c = self._crc(u8[:8])
-        if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != length_crc:
-            raise self._fail(index, "corrupt record header (length CRC mismatch)")
+            return f"cannot read ({e.strerror or e})", OSError, e
+        length, length_crc = _HEAD.unpack_from(view, base)
+        expected = self._head_crcs.get(length)  # the header's CRC depends on the length only
+        if expected is None:
+            c = self._crc(u8[base : base + 8])
+            expected = (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+            if len(self._head_crcs) < _HEAD_CRC_CACHE:
+                self._head_crcs[length] = expected
+        if expected != length_crc:
+            return "corrupt record header (length CRC mismatch)", TFRecordError, None
         if length + FRAMING != size:
-            raise self._fail(
-                index, f"the record holds {length} bytes of data but the index gives it "
-                f"{size} bytes (expected {length + FRAMING}): a stale or wrong index file"
+            return (
+                f"the record holds {length} bytes of data but the index gives it {size} bytes "
+                f"(expected {length + FRAMING}): a stale or wrong index file", TFRecordError, None,
             )  # fmt: skip
-        c = self._crc(u8[HEADER : HEADER + length])
-        (data_crc,) = _U32.unpack_from(view, size - 4)
+        start = base + HEADER
+        c = self._crc(u8[start : start + length])
+        (data_crc,) = _U32.unpack_from(view, start + length)
         if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != data_crc:
-            raise self._fail(index, "corrupt record data (data CRC mismatch)")
+            return "corrupt record data (data CRC mismatch)", TFRecordError, None
+        return view[start : start + length]  # type: ignore[no-any-return]
+
+    def read_batch(self, indices: list[int], skip: bool) -> list[tuple[np.ndarray, ...] | None]:
+        """The records' arrays, in order: each record's bytes are read and checked, parsed, then
+        every feature is extracted for all records at once. A bad record raises its error
+        naming the file and offset (the first bad one, in order), or is ``None`` with ``skip``.
+        """
+        data = [self._data(i) for i in indices]
+        fmaps = self._parse_together([d for d in data if type(d) is not tuple])
+        if fmaps is None:  # one by one, to find the records that are not Examples
+            parse = self._parse
+            fmaps = []
+            for k, d in enumerate(data):
+                if type(d) is tuple:
+                    continue
+                try:
+                    fmaps.append(parse(d).features.feature)
+                except Exception as e:  # protobuf's DecodeError
+                    data[k] = (f"not a tf.train.Example ({e})", TFRecordError, None)
+        columns = [extract(fmaps) for extract in self.extractors]
+        rows = list(zip(*columns))
+        if len(rows) == len(indices) and not any(str in map(type, c) for c in columns):
+            return rows  # type: ignore[return-value]
+        out: list[tuple[np.ndarray, ...] | None] = []
+        it = iter(rows)
+        for index, d in zip(indices, data):
+            row = None if type(d) is tuple else next(it)
+            problem = (
+                d
+                if row is None
+                else next(((o, TFRecordError, None) for o in row if type(o) is str), None)
+            )
+            if problem is None:
+                out.append(row)
+                continue
+            what, kind, cause = problem
+            exc = self._fail(index, what, kind)
+            if not skip:
+                raise exc from cause
+            out.append(None)
+        return out
+
+    def read(self, index: int) -> tuple[np.ndarray, ...]:
+        return self.read_batch([index], False)[0]  # type: ignore[return-value]
+
+    def _parse_together(self, records: list[memoryview]) -> list[Any] | None:
+        """The feature maps of several records parsed in one protobuf call (each framed as an
+        element of a repeated ``Example`` field); ``None`` if one of them does not parse."""
+        if len(records) < 2 or sum(map(len, records)) > _JOIN_MAX:
+            return None
+        heads = self._field_heads
+        parts: list[Any] = []
+        for record in records:
+            n = len(record)
+            head = heads.get(n)
+            if head is None:
+                head = _field_head(n)
+                if len(heads) < _HEAD_CRC_CACHE:
+                    heads[n] = head
+            parts += (head, record)
         try:
-            fmap = self._parse(view[HEADER : HEADER + length]).features.feature
-        except Exception as e:  # protobuf's DecodeError
-            raise self._fail(index, f"not a tf.train.Example ({e})") from None
-        out = [extract(fmap) for extract in self.extractors]
-        for o in out:
-            if type(o) is str:
-                raise self._fail(index, o)
-        return tuple(out)  # type: ignore[arg-type]
+            examples = self._parse_many(b"".join(parts)).examples
+        except Exception:  # protobuf's DecodeError
+            return None
+        return [e.features.feature for e in examples]
+
+
+def _field_head(n: int) -> bytes:
+    """The tag (field 1, length-delimited) and the varint length ``n`` that frame a field."""
+    out = bytearray(b"\x0a")
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 @dataclass(frozen=True)
