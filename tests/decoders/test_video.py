@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests._helpers.videos import frame, pyav_frames, write_video
 
 import headrace as ndd
 from headrace._core.errors import InvalidArgumentError
-from tests._helpers.videos import frame, pyav_frames, write_video
 
 pytest.importorskip("av")
 

@@ -112,7 +112,7 @@ class _VideoDataset:
         path, idx = self.paths[f], self.indexes[f]
         nums = [start + k * c["stride"] for k in range(c["sequence_length"])]
         try:
-            got, n = decode_frames(_OP, path, [k for k in nums if k < c["end"][f]], idx)
+            got, _ = decode_frames(_OP, path, [k for k in nums if k < c["end"][f]], idx)
         except Exception as e:  # av.error.FFmpegError, ValueError
             if isinstance(e, (MemoryError, ImportError)):
                 raise

@@ -135,4 +135,13 @@ def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, 
     return sig, rates
 
 
-__all__ = ["audio", "decode_audio", "file_read", "image", "inflate", "numpy", "peek_image_shape", "video"]
+__all__ = [
+    "audio",
+    "decode_audio",
+    "file_read",
+    "image",
+    "inflate",
+    "numpy",
+    "peek_image_shape",
+    "video",
+]
