@@ -1,0 +1,102 @@
+"""readers.Video: sequences, step/stride, padding, labels, frame numbers, timestamps, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tests._helpers.videos import frame, write_video
+
+import headrace as ndd
+from headrace._core.errors import DecodeError, InvalidArgumentError
+
+pytest.importorskip("av")
+
+
+@pytest.fixture(scope="module")
+def vids(tmp_path_factory):
+    d = tmp_path_factory.mktemp("vid")
+    write_video(d / "a.mkv", n=32)
+    write_video(d / "b.mkv", n=10)
+    return d
+
+
+def _all(r, **kw):
+    return [tuple(np.asarray(x) for x in s) for s in r.next_epoch(**kw)]
+
+
+def _firsts(v):
+    return [int(k) for k in v[:, 0, 0, 1]]  # green codes the frame number
+
+
+def test_sequences_step_stride(vids):
+    r = ndd.readers.Video(filenames=[vids / "a.mkv", vids / "b.mkv"], sequence_length=4,
+                          step=5, stride=3, enable_frame_num=True)  # fmt: skip
+    got = _all(r)
+    # span 10: a.mkv starts 0, 5, ..., 20 (20+9 = 29 < 32); b.mkv starts 0 only
+    assert [(_firsts(v)[0], int(n[0])) for v, n in got] == [
+        (0, 0), (5, 5), (10, 10), (15, 15), (20, 20), (0, 0)
+    ]  # fmt: skip
+    v = got[1][0]
+    assert v.shape == (4, 48, 64, 3) and v.dtype == np.uint8
+    np.testing.assert_array_equal(v, np.stack([frame(k) for k in (5, 8, 11, 14)]))
+
+
+def test_default_step_and_padding(vids):
+    r = ndd.readers.Video(filenames=[vids / "b.mkv"], sequence_length=4, labels=[3],
+                          pad_sequences=True, enable_frame_num="sequence",
+                          enable_timestamps=True)  # fmt: skip
+    got = _all(r)
+    assert len(got) == 3  # starts 0, 4, 8
+    v, lab, nums, ts = got[2]
+    assert int(lab[0]) == 3 and lab.dtype == np.int32
+    assert nums.tolist() == [8, 9, -1, -1]
+    np.testing.assert_allclose(ts, [8 / 25, 9 / 25, -1, -1], atol=1e-6)
+    assert (v[2:] == 0).all()
+    np.testing.assert_array_equal(v[:2], np.stack([frame(8), frame(9)]))
+    r = ndd.readers.Video(filenames=[vids / "b.mkv"], sequence_length=4)
+    assert len(_all(r)) == 2  # without padding, the sequence at 8 is dropped
+
+
+def test_file_root_file_list_dtype(vids, tmp_path):
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "dog").mkdir()
+    write_video(tmp_path / "cat" / "x.mkv", n=6)
+    write_video(tmp_path / "dog" / "y.mkv", n=6)
+    r = ndd.readers.Video(file_root=tmp_path, sequence_length=6, dtype=ndd.float32,
+                          normalized=True)  # fmt: skip
+    got = _all(r)
+    assert [int(lab[0]) for _, lab in got] == [0, 1]
+    np.testing.assert_allclose(got[0][0][3], frame(3) / np.float32(255), rtol=1e-6)
+    lst = tmp_path / "list.txt"
+    lst.write_text(f"{vids / 'a.mkv'} 5 10 20\n{vids / 'a.mkv'} 6 0.4 0.6\n")
+    r = ndd.readers.Video(file_list=lst, sequence_length=5, file_list_frame_num=True)
+    got = _all(r)
+    assert [(_firsts(v)[0], int(lab[0])) for v, lab in got] == [(10, 5), (15, 5)]
+    r = ndd.readers.Video(file_list=lst, sequence_length=5)  # seconds: 10-20 s is past the end
+    got = _all(r)
+    assert [(_firsts(v)[0], int(lab[0])) for v, lab in got] == [(10, 6)]  # 0.4-0.6 s: [10, 15)
+
+
+def test_batches_gpu_and_state(vids):
+    r = ndd.readers.Video(filenames=[vids / "a.mkv"], sequence_length=2, step=8, device="gpu")
+    (b,) = next(iter(r.next_epoch(batch_size=2)))
+    assert b.device.device_type == "gpu" and b.layout == "FHWC"
+    r = ndd.readers.Video(filenames=[vids / "a.mkv"], sequence_length=2, step=8,
+                          random_shuffle=True, seed=3)  # fmt: skip
+    first = [_firsts(v)[0] for (v,) in _all(r)]
+    assert sorted(first) == [0, 8, 16, 24]
+
+
+def test_errors(vids, tmp_path):
+    bad = tmp_path / "bad.mkv"
+    bad.write_bytes(b"garbage" * 100)
+    with pytest.raises(DecodeError, match=r"bad\.mkv"):
+        ndd.readers.Video(filenames=[bad], sequence_length=2)
+    with pytest.raises(FileNotFoundError, match=r"nope\.mkv"):
+        ndd.readers.Video(filenames=[tmp_path / "nope.mkv"], sequence_length=2)
+    with pytest.raises(InvalidArgumentError, match="sequence_length is required"):
+        ndd.readers.Video(filenames=[vids / "a.mkv"])
+    with pytest.raises(InvalidArgumentError, match="pad_sequences"):
+        ndd.readers.Video(filenames=[vids / "b.mkv"], sequence_length=11)
+    with pytest.raises(InvalidArgumentError, match="labels"):
+        ndd.readers.Video(filenames=[vids / "b.mkv"], labels=[1, 2], sequence_length=2)
