@@ -14,131 +14,24 @@ Examples
 
 from __future__ import annotations
 
-import errno
 import math
-import os
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from headrace._core import dtype as _dt
-from headrace._core import storage as _st
-from headrace._core.batch import Batch
-from headrace._core.errors import DecodeError, InvalidArgumentError, InvalidTypeError
-from headrace._core.tensor import Tensor
-from headrace.backends.shared.video import VideoIndex, build_index, decode_frames, load_av
-from headrace.codecs.convert import rgb_to_ycbcr
-from headrace.readers._base import Reader, as_path, as_paths
+from headrace._core.errors import InvalidArgumentError
+from headrace.backends.shared.video import load_av
+from headrace.readers import video_sources as vs
+from headrace.readers._base import Reader
 from headrace.readers._outputs import output_device
-from headrace.readers.file import MissingFileError, scan_folder
 
 _OP = "readers.Video"
-_FRAME_NUM = {"none": None, "scalar": "scalar", "sequence": "sequence"}
-
-
-def _frame_num_mode(v: Any) -> str | None:
-    if v is None or v is False:
-        return None
-    if v is True:
-        return "scalar"
-    if isinstance(v, str) and v in _FRAME_NUM:
-        return _FRAME_NUM[v]
-    raise InvalidArgumentError(
-        f"{_OP}: enable_frame_num must be False/'none', True/'scalar' or 'sequence', got {v!r}."
-    )
 
 
 def parse_video_list(
     path: str, root: str | None
 ) -> list[tuple[str, int, float | None, float | None]]:
     """``(path, label, start, end)`` of every ``file label [start [end]]`` line."""
-    if not os.path.isfile(path):
-        raise MissingFileError(errno.ENOENT, f"{_OP}: file_list does not exist", path)
-    base = root if root is not None else os.path.dirname(os.path.abspath(path))
-    out: list[tuple[str, int, float | None, float | None]] = []
-    with open(path, encoding="utf-8") as f:
-        for k, line in enumerate(f, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            try:
-                if len(parts) > 4:
-                    raise ValueError("too many fields")
-                label = int(parts[1]) if len(parts) > 1 else 0
-                start = float(parts[2]) if len(parts) > 2 else None
-                end = float(parts[3]) if len(parts) > 3 else None
-            except ValueError as e:
-                raise InvalidArgumentError(
-                    f"{_OP}: {path}:{k}: expected 'file label [start [end]]' ({e}): {line!r}."
-                ) from None
-            out.append((os.path.join(base, parts[0]), label, start, end))
-    if not out:
-        raise MissingFileError(errno.ENOENT, f"{_OP}: file_list lists no files", path)
-    return out
-
-
-class _VideoDataset:
-    """``(file, first frame)`` of every sequence; ``read(i)`` decodes sequence ``i``."""
-
-    read_errors = (OSError, DecodeError)
-
-    def __init__(
-        self,
-        paths: list[str],
-        labels: list[int] | None,
-        indexes: list[VideoIndex],
-        starts: list[tuple[int, int]],
-        cfg: dict[str, Any],
-    ) -> None:
-        self.paths, self.labels, self.indexes, self.starts, self.cfg = (
-            paths,
-            labels,
-            indexes,
-            starts,
-            cfg,
-        )
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def source(self, index: int) -> str:
-        f, s = self.starts[index]
-        return f"{self.paths[f]}[{s}]"
-
-    def read(self, index: int) -> tuple[np.ndarray, ...]:
-        c = self.cfg
-        f, start = self.starts[index]
-        path, idx = self.paths[f], self.indexes[f]
-        nums = [start + k * c["stride"] for k in range(c["sequence_length"])]
-        try:
-            got, _ = decode_frames(_OP, path, [k for k in nums if k < c["end"][f]], idx)
-        except Exception as e:  # av.error.FFmpegError, ValueError
-            if isinstance(e, (MemoryError, ImportError)):
-                raise
-            raise DecodeError(f"{_OP}: sample {index} ({path!r}): cannot decode ({e}).") from e
-        shape = next(iter(got.values())).shape
-        frames = [got.get(k) if k < c["end"][f] else None for k in nums]
-        pad = np.zeros(shape, np.uint8)
-        video = np.stack([fr if fr is not None else pad for fr in frames])
-        if c["ycbcr"]:
-            video = rgb_to_ycbcr((video[..., 0], video[..., 1], video[..., 2]), np.dtype(np.uint8))
-        if c["dtype"] is _dt.float32:
-            video = video.astype(np.float32)
-            if c["normalized"]:
-                video *= np.float32(1 / 255)
-        out: list[np.ndarray] = [video]
-        if self.labels is not None:
-            out.append(np.array([self.labels[f]], np.int32))
-        valid = [fr is not None for fr in frames]
-        if c["frame_num"] == "scalar":
-            out.append(np.array([start], np.int32))
-        elif c["frame_num"] == "sequence":
-            out.append(np.array([k if v else -1 for k, v in zip(nums, valid)], np.int32))
-        if c["timestamps"]:
-            ts = idx.timestamps()
-            out.append(np.array([ts[k] if v else -1.0 for k, v in zip(nums, valid)], np.float32))
-        return tuple(out)
+    return vs.parse_video_list(_OP, path, root)
 
 
 class Video(Reader):
@@ -255,109 +148,49 @@ class Video(Reader):
         stride: int | None = None,
         **kwargs: Any,
     ) -> None:
-        self._out_device = output_device(_OP, device)
+        op = self._op_name()
+        self._out_device = output_device(op, device)
         super().__init__(max_batch_size, name, "cpu", num_inputs, **kwargs)
-        load_av(_OP)
+        load_av(op)
         if sequence_length is None:
-            raise InvalidArgumentError(f"{_OP}: sequence_length is required.")
+            raise InvalidArgumentError(f"{op}: sequence_length is required.")
         seq = int(sequence_length)
         st = -1 if step is None else int(step)
         st = seq if st <= 0 else st
         sd = 1 if stride is None else int(stride)
         if seq < 1 or sd < 1:
             raise InvalidArgumentError(
-                f"{_OP}: sequence_length and stride must be >= 1 (got {seq}, {sd})."
+                f"{op}: sequence_length and stride must be >= 1 (got {seq}, {sd})."
             )
         if channels not in (None, 3):
-            raise InvalidArgumentError(f"{_OP}: channels must be 3 (got {channels}).")
+            raise InvalidArgumentError(f"{op}: channels must be 3 (got {channels}).")
         dt = _dt.uint8 if dtype is None else _dt.dtype(dtype)
         if dt not in (_dt.uint8, _dt.float32):
-            raise InvalidArgumentError(f"{_OP}: dtype must be uint8 or float32, got {dt}.")
-        itype = "RGB" if image_type is None else str(getattr(image_type, "name", image_type))
-        if itype.upper() not in ("RGB", "YCBCR"):
-            raise InvalidArgumentError(f"{_OP}: image_type must be RGB or YCbCr, got {itype}.")
-        frame_num = _frame_num_mode(enable_frame_num)
-        root = os.fsdecode(file_root) if file_root is not None else None
-        sources = sum(x is not None for x in (filenames, file_list))
-        if sources > 1:
-            raise InvalidArgumentError(f"{_OP}: give filenames or file_list, not both.")
-        ranges: list[tuple[float | None, float | None]]
-        labs: list[int] | None
-        if filenames is not None:
-            if isinstance(filenames, (str, bytes, os.PathLike)):
-                filenames = [filenames]
-            if not isinstance(filenames, Sequence):
-                raise InvalidTypeError(f"{_OP}: filenames must be a list of paths.")
-            paths = [
-                os.path.join(root, p) if root else p
-                for p in as_paths(filenames, "filenames", "Video")
-            ]
-            labs = None if labels is None else [int(v) for v in np.asarray(labels).reshape(-1)]
-            if labs is not None and len(labs) != len(paths):
-                raise InvalidArgumentError(
-                    f"{_OP}: {len(paths)} filenames but {len(labs)} labels; give one per file."
-                )
-            ranges = [(None, None)] * len(paths)
-        elif file_list is not None:
-            entries = parse_video_list(as_path(file_list, "file_list", "Video"), root)
-            paths = [e[0] for e in entries]
-            labs = [e[1] for e in entries]
-            ranges = [(e[2], e[3]) for e in entries]
-        elif root is not None:
-            paths, labs = scan_folder(root, ["*"])
-            ranges = [(None, None)] * len(paths)
-        else:
-            raise InvalidArgumentError(f"{_OP}: give filenames, file_list or file_root.")
-        if not paths:
-            raise InvalidArgumentError(f"{_OP}: no files to read.")
-        indexes: list[VideoIndex] = []
-        for p in paths:
-            if not os.path.isfile(p):
-                raise MissingFileError(errno.ENOENT, f"{_OP}: no such video file", p)
-            try:
-                idx = build_index(_OP, p)
-            except Exception as e:  # av.error.FFmpegError, ValueError
-                raise DecodeError(f"{_OP}: {p!r}: cannot open the video ({e}).") from e
-            if not skip_vfr_check and idx.variable_rate():
-                raise DecodeError(
-                    f"{_OP}: {p!r} has a variable frame rate; pass skip_vfr_check=True to read "
-                    "it anyway (frames numbered in presentation order)."
-                )
-            indexes.append(idx)
+            raise InvalidArgumentError(f"{op}: dtype must be uint8 or float32, got {dt}.")
+        outputs = vs.ClipOutputs(
+            dtype=dt,
+            normalized=bool(normalized),
+            ycbcr=vs.image_type_name(op, image_type) == "YCBCR",
+            frame_num=vs.frame_num_mode(op, enable_frame_num),
+            timestamps=bool(enable_timestamps),
+        )
+        src = vs.resolve_sources(op, filenames, labels, file_list, file_root)
+        indexes = vs.index_files(op, src.paths, not skip_vfr_check)
         span = (seq - 1) * sd + 1
-        starts: list[tuple[int, int]] = []
-        ends: list[int] = []
-        for f, (idx, (lo, hi)) in enumerate(zip(indexes, ranges)):
-            n = len(idx)
+        clips: list[tuple[int, int, tuple[int, ...]]] = []
+        for f, (idx, (lo, hi)) in enumerate(zip(indexes, src.ranges)):
             a, b = self._frame_range(
-                n, idx.fps, lo, hi, file_list_frame_num, file_list_include_preceding_frame
+                len(idx), idx.fps, lo, hi, file_list_frame_num, file_list_include_preceding_frame
             )
-            ends.append(b)
             last = b if pad_sequences else b - span + 1
-            starts += [(f, s) for s in range(a, last, st)]
-        if not starts:
+            clips += [(f, s, tuple(vs.clip_frames(b, s, seq, sd))) for s in range(a, last, st)]
+        if not clips:
             raise InvalidArgumentError(
-                f"{_OP}: no file has {span} frames for a sequence (sequence_length={seq}, "
+                f"{op}: no file has {span} frames for a sequence (sequence_length={seq}, "
                 f"stride={sd}); pass pad_sequences=True to keep shorter ones."
             )
-        cfg = {
-            "sequence_length": seq,
-            "stride": sd,
-            "end": ends,
-            "dtype": dt,
-            "normalized": bool(normalized),
-            "ycbcr": itype.upper() == "YCBCR",
-            "frame_num": frame_num,
-            "timestamps": bool(enable_timestamps),
-        }
-        self._outputs = ((dt, "FHWC"),)
-        if labs is not None:
-            self._outputs += ((_dt.int32, None),)
-        if frame_num is not None:
-            self._outputs += ((_dt.int32, None),)
-        if enable_timestamps:
-            self._outputs += ((_dt.float32, None),)
-        self._dataset = _VideoDataset(paths, labs, indexes, starts, cfg)
+        self._outputs = outputs.out_types(src.labels is not None)
+        self._dataset = vs.ClipDataset(op, src.paths, src.labels, indexes, clips, outputs)
         self._finish_init()
 
     @staticmethod
@@ -376,23 +209,12 @@ class Video(Reader):
             b = n if hi is None or hi <= 0 else int(down(hi * fps))
         return max(0, min(a, n)), max(0, min(b, n))
 
+    @classmethod
+    def _op_name(cls) -> str:
+        return f"readers.{cls.__name__}"
+
     def _wrap(self, samples: Any, sources: list[str | None], batch: bool) -> tuple[Any, ...]:
-        out = super()._wrap(samples, sources, batch)
-        if self._out_device.device_type == "cpu":
-            return out
-        moved: list[Any] = []
-        for x in out:
-            if isinstance(x, Tensor):
-                t = Tensor._wrap(_st.move(x._data, self._out_device, x._dtype), x._dtype,
-                                 x._layout, self._out_device)  # fmt: skip
-                t._source = x._source
-                moved.append(t)
-            else:
-                b = Batch._wrap([_st.move(s, self._out_device, x._dtype) for s in x._samples],
-                                x._dtype, x._layout, self._out_device)  # fmt: skip
-                b._sources = x._sources
-                moved.append(b)
-        return tuple(moved)
+        return vs.moved(super()._wrap(samples, sources, batch), self._out_device)
 
 
 __all__ = ["Video", "parse_video_list"]
