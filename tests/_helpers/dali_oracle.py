@@ -7,6 +7,7 @@ per sample. A single numpy array instead of a list runs in tensor mode.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +28,15 @@ def dali_run(
     per_sample: Sequence[str] = (),
     **kw: Any,
 ) -> np.ndarray | list[np.ndarray]:
-    """DALI's result of ``op`` (dotted names such as ``noise.gaussian``) as numpy."""
+    """DALI's result of ``op`` (dotted names such as ``noise.gaussian``) as numpy.
+
+    In a process that has imported PyAV (both bundle FFmpeg) DALI runs in a separate process
+    (:mod:`tests._helpers.dali_isolated`).
+    """
+    if "av" in sys.modules:
+        from tests._helpers.dali_isolated import dali_run as isolated
+
+        return isolated(op, data, layout=layout, per_sample=tuple(per_sample), **kw)
     dndd = dali_ndd()
     fn = dndd
     for part in op.split("."):
