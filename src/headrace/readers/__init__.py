@@ -21,6 +21,7 @@ from headrace.readers.nemo_asr import NemoAsr
 from headrace.readers.npy import Numpy
 from headrace.readers.tfrecord import TFRecord
 from headrace.readers.video import Video
+from headrace.readers.video_resize import VideoResize
 from headrace.readers.webdataset import Webdataset
 
 __all__ = [
@@ -35,5 +36,6 @@ __all__ = [
     "ReaderState",
     "TFRecord",
     "Video",
+    "VideoResize",
     "Webdataset",
 ]
