@@ -148,3 +148,12 @@ def test_speech_features(cache: Path) -> None:
     mean, std = map(float, re.findall(r"band mean\| ([\d.e+-]+), max \|band std - 1\| ([\d.e+-]+)",
                                       out)[0])  # fmt: skip
     assert mean < 1e-4 and std < 1e-3
+
+
+def test_video_clips(cache: Path) -> None:
+    pytest.importorskip("av")
+    out = run(cache, "video_clips.py", "--per-class", "2", "--frames", "34")
+    # 2 files a class of 34 and 38 frames; clips of 15 frames every 16: starts 0 and 16 each
+    assert "clips: 8 in batches, each (C, F, H, W) = (3, 8, 64, 85), float32 in [0, 1]" in out, out
+    assert "uniform sampling: 4 clips, frame numbers of the first [0, 7, 13, 20, 26, 33]" in out
+    assert "decoders.video: shapes [(3, 96, 128, 3), (3, 96, 128, 3)], layout FHWC" in out
