@@ -134,6 +134,27 @@ def _read_all(reader: str, batch_size: int | None, kw: dict[str, Any]) -> list[A
     return out
 
 
+def pipeline_video_decode(data: np.ndarray, **kw: Any) -> np.ndarray:
+    """The reference's ``fn.decoders.video`` (CPU) of one encoded file, run in a pipeline (its
+    dynamic mode does not take string arguments such as ``pad_mode``), in the server."""
+    return call("tests._helpers.dali_isolated:_pipeline_video_decode", data, kw)
+
+
+def _pipeline_video_decode(data: np.ndarray, kw: dict[str, Any]) -> np.ndarray:
+    pytest.importorskip("nvidia.dali")
+    from nvidia.dali import fn, pipeline_def, types
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe() -> Any:
+        x = fn.external_source(source=lambda: [data], batch=True, dtype=types.UINT8)
+        return fn.decoders.video(x, device="cpu", **kw)
+
+    p = pipe()
+    p.build()
+    (out,) = p.run()
+    return np.asarray(out[0])
+
+
 def _serve() -> None:
     # messages go over the original stdout; anything the reference prints goes to stderr
     wire_out = os.fdopen(os.dup(1), "wb")

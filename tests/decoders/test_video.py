@@ -50,11 +50,12 @@ def test_selection(raw, kw, want, build_index):
     ("mode", "want"),
     [
         ("none", [28, 30]),
-        ("edge", [28, 30, 30, 30, 30]),
-        ("repeat", [28, 30, 30, 30, 30]),
-        ("symmetric", [28, 30, 30, 28, 28]),
-        ("reflect_1001", [28, 30, 30, 28, 28]),
-        ("reflect", [28, 30, 28, 30, 28]),
+        # frame numbers 32, 34, 36 past the end (32 frames) mirrored or repeated
+        ("edge", [28, 30, 31, 31, 31]),
+        ("repeat", [28, 30, 31, 31, 31]),
+        ("symmetric", [28, 30, 31, 29, 27]),
+        ("reflect_1001", [28, 30, 31, 29, 27]),
+        ("reflect", [28, 30, 30, 28, 26]),
     ],
 )
 def test_pad_modes(raw, mode, want):
@@ -111,3 +112,16 @@ def test_mjpeg_equals_reference():
     kw = {"start_frame": 3, "sequence_length": 5, "stride": 2}
     ref = dali_run("decoders.video", data, **kw)
     assert max_diff(_dec(data, **kw), ref) == 0
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("mode", ["constant", "edge", "symmetric", "reflect", "none"])
+def test_padding_equals_reference(mode):
+    from tests._helpers.dali_isolated import pipeline_video_decode
+
+    data = write_video(n=12, codec="mjpeg", pix_fmt="yuvj444p", fmt="avi")
+    kw = {"start_frame": 8, "sequence_length": 5, "stride": 2, "pad_mode": mode}
+    ref = pipeline_video_decode(data, **kw)
+    ours = _dec(data, **kw)
+    assert ours.shape == ref.shape
+    assert np.abs(ours.astype(int) - ref).max() <= 2  # MJPEG: two FFmpeg builds

@@ -108,9 +108,11 @@ def video(
         last frame otherwise).
     pad_mode : str or Batch, optional
         When the selection runs past the end of the video: ``"none"`` (shorter sequence),
-        ``"constant"`` (default: frames of ``fill_value``), ``"edge"``/``"repeat"`` (last valid
-        frame), ``"reflect_1001"``/``"symmetric"`` (ABC → ABCCBA), ``"reflect_101"``/
-        ``"reflect"`` (ABC → ABCBA); reflections are of the frames extracted.
+        ``"constant"`` (default: frames of ``fill_value``), ``"edge"``/``"repeat"`` (the
+        video's last frame), ``"reflect_1001"``/``"symmetric"`` (ABC → ABCCBA),
+        ``"reflect_101"``/``"reflect"`` (ABC → ABCBA). Like the reference, the frame *numbers*
+        past the end are mirrored at the video's last frame, then ``stride`` applies: frames
+        8, 10, 12, 14 of a 12-frame video with ``"reflect"`` are frames 8, 10, 10, 8.
     sequence_length : int or Batch, optional
         Extract this many frames from ``start_frame``, ``stride`` apart.
     start_frame : int or Batch, optional
@@ -152,7 +154,7 @@ def video(
     >>> raw = ndd.as_tensor(np.frombuffer(buf.getvalue(), np.uint8))
     >>> clip = ndd.decoders.video(raw, start_frame=6, sequence_length=6, stride=2, pad_mode="edge")
     >>> clip.shape, np.asarray(clip)[:, 0, 0, 0].tolist()
-    ((6, 16, 32, 3), [120, 160, 160, 160, 160, 160])
+    ((6, 16, 32, 3), [120, 160, 180, 180, 180, 180])
     """
     return DECODE_VIDEO.call((encoded,), **forward_args(locals(), "encoded"))
 

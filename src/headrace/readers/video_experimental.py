@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError
-from headrace.backends.shared.video import PAD_MODES, load_av
+from headrace.backends.shared.video import PAD_MODES, load_av, pad_frame
 from headrace.readers import video_sources as vs
 from headrace.readers._base import Reader
 from headrace.readers._outputs import output_device
@@ -48,9 +48,8 @@ def experimental_clips(
         return out
     frames = vs.clip_frames(b, s, length, stride)
     if pad_mode != "constant":
-        span = s + length * stride - b
-        pos = np.pad(np.arange(a, b), (0, span), mode=pad_mode if b - a > 1 else "edge")
-        frames = [int(pos[k - a]) for k in range(s, s + length * stride, stride)]
+        frames = [k if k < b else a + pad_frame(k - a, b - a, pad_mode)
+                  for k in range(s, s + length * stride, stride)]  # fmt: skip
     out.append((s, tuple(frames)))
     return out
 

@@ -8,10 +8,10 @@ timestamp to seek to, so a clip deep in a long file decodes from the key frame b
 
 Examples
 --------
->>> pad_positions(3, 6, "symmetric")
-[0, 1, 2, 2, 1, 0]
->>> pad_positions(3, 5, "reflect")
-[0, 1, 2, 1, 0]
+>>> [pad_frame(k, 3, "symmetric") for k in range(3, 6)]
+[2, 1, 0]
+>>> [pad_frame(k, 3, "reflect") for k in range(3, 6)]
+[1, 0, 1]
 """
 
 from __future__ import annotations
@@ -160,35 +160,15 @@ def decode_frames(
         return got, n
 
 
-def pad_positions(valid: int, total: int, mode: str) -> list[int]:
-    """For each of ``total`` output positions, the position among the ``valid`` first ones that
-    fills it (``mode``: ``"edge"``, ``"symmetric"`` or ``"reflect"``, as ``numpy.pad``)."""
-    if valid <= 0:
+def pad_frame(k: int, n: int, mode: str) -> int:
+    """The frame of a video of ``n`` frames that stands for frame ``k >= n`` under ``mode``
+    (``"edge"``, ``"symmetric"`` or ``"reflect"``, as ``numpy.pad`` of the frame numbers)."""
+    if n <= 0:
         raise ValueError("no frame to pad from")
-    return [
-        int(p)
-        for p in np.pad(np.arange(valid), (0, total - valid), mode=mode if valid > 1 else "edge")
-    ]
+    return int(np.pad(np.arange(n), (0, k - n + 1), mode=mode if n > 1 else "edge")[k])
 
 
-def assemble(
-    frames: list[np.ndarray | None], mode: str, fill: np.ndarray | None, shape: tuple[int, ...]
-) -> np.ndarray:
-    """Stack a sequence whose missing frames (``None``, only at the end) are padded by ``mode``
-    (a value of :data:`PAD_MODES`): ``"none"`` drops them, ``"constant"`` fills with ``fill``."""
-    valid = next((k for k, f in enumerate(frames) if f is None), len(frames))
-    if valid == len(frames) or mode == "none":
-        kept = frames[:valid]
-        return np.stack(kept) if kept else np.zeros((0, *shape), np.uint8)
-    if mode == "constant":
-        pad = np.empty(shape, np.uint8)
-        pad[...] = fill if fill is not None else 0
-        return np.stack([f if f is not None else pad for f in frames])
-    pos = pad_positions(valid, len(frames), mode)
-    return np.stack([frames[p] for p in pos])  # type: ignore[misc]
-
-
-__all__ = ["PAD_MODES", "VideoIndex", "assemble", "build_index", "decode_frames", "load_av"]
+__all__ = ["PAD_MODES", "VideoIndex", "build_index", "decode_frames", "load_av", "pad_frame"]
 
 
 # --- decoders.video ----------------------------------------------------------------------------
@@ -250,17 +230,22 @@ def decode_video(op: str, data: np.ndarray, a: dict[str, Any]) -> np.ndarray:
         raise ValueError(
             f"fill_value has {fill.size} values; give one, or one per channel ({shape[-1]})"
         )
-    if a["frames"] is not None:
-        missing = [f for f in sel if f not in got]
-        if missing and mode == "none":
-            raise ValueError(f"frames {missing[:4]} are beyond the video's {n} frames")
-        pad = np.empty(shape, np.uint8)
-        pad[...] = fill
-        last = got.get(n - 1) if mode != "constant" else None
-        if mode != "constant" and last is None:
-            last = decode_frames(op, data, [n - 1], index)[0][n - 1]
-        return np.stack([got.get(f, last if last is not None else pad) for f in sel])
-    return assemble([got.get(f) for f in sel], mode, fill, shape)
+    past = [f for f in sel if f >= n]
+    if past and mode == "none":
+        if a["frames"] is not None:
+            raise ValueError(f"frames {past[:4]} are beyond the video's {n} frames")
+        sel = [f for f in sel if f < n]
+        if not sel:
+            return np.zeros((0, *shape), np.uint8)
+    if past and mode != "constant":  # frame numbers past the end mirrored or repeated
+        m = "edge" if a["frames"] is not None else mode
+        sel = [f if f < n else pad_frame(f, n, m) for f in sel]
+        more = sorted({f for f in sel if f not in got})
+        if more:
+            got.update(decode_frames(op, data, more, index)[0])
+    pad = np.empty(shape, np.uint8)
+    pad[...] = fill
+    return np.stack([got.get(f, pad) if f < n else pad for f in sel])
 
 
 def video(kc: Any, ins: list[Any], v: dict[str, Any]) -> tuple[Any]:
