@@ -120,7 +120,8 @@ def video(
     stride : int or Batch, optional
         Distance between extracted frames (default 1).
     device : {"cpu", "gpu"}, optional
-        ``"gpu"``: decoded on the host, the frames uploaded.
+        ``"gpu"``: decoded on the host (PyAV), the frames uploaded. GPU decoding (NVDEC, for
+        example through PyNvVideoCodec) is not implemented.
 
     Returns
     -------

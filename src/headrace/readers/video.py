@@ -48,7 +48,8 @@ class Video(Reader):
     max_batch_size, name, num_inputs
         As every reader.
     device : {"cpu", "gpu"}
-        ``"gpu"``: decoded on the host, the outputs uploaded.
+        ``"gpu"``: decoded on the host (PyAV), the outputs uploaded. GPU decoding (NVDEC, for
+        example through PyNvVideoCodec) is not implemented.
     filenames : list of path, optional
         The files (with ``labels``, one label each).
     file_root : path, optional
