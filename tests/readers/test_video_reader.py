@@ -100,3 +100,34 @@ def test_errors(vids, tmp_path):
         ndd.readers.Video(filenames=[vids / "b.mkv"], sequence_length=11)
     with pytest.raises(InvalidArgumentError, match="labels"):
         ndd.readers.Video(filenames=[vids / "b.mkv"], labels=[1, 2], sequence_length=2)
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"sequence_length": 4, "step": 5, "stride": 2},
+        {"sequence_length": 5, "pad_sequences": True},
+    ],
+)
+def test_equals_reference_on_cuda(tmp_path, kw):
+    """The reference's readers.Video decodes on the GPU only (NVDEC): compared where CUDA is."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("the reference's readers.Video needs a CUDA GPU")
+    from tests._helpers.dali_isolated import read_all
+
+    files = []
+    for n in (23, 30):
+        files.append(str(tmp_path / f"v{n}.mp4"))
+        write_video(files[-1], n=n, codec="libx264", pix_fmt="yuv420p", fmt="mp4", h=64, w=96)
+    args = dict(filenames=files, labels=[3, 4], enable_frame_num=True, enable_timestamps=True,
+                **kw)  # fmt: skip
+    ref = read_all("readers.Video", batch_size=1, device="gpu", **args)
+    ours = [tuple(np.asarray(x) for x in s) for s in ndd.readers.Video(**args).next_epoch()]
+    assert len(ours) == len(ref)
+    for o, r in zip(ours, ref):
+        assert [x.shape for x in o] == [x.shape for x in r]
+        assert np.abs(o[0].astype(int) - r[0]).mean() < 3  # two H.264 decoders
+        for a, b in zip(o[1:], r[1:]):
+            np.testing.assert_allclose(a, b, atol=1e-4)
