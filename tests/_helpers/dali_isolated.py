@@ -127,10 +127,10 @@ def _read_all(reader: str, batch_size: int | None, kw: dict[str, Any]) -> list[A
     out: list[tuple[np.ndarray, ...]] = []
     for step in r.next_epoch(batch_size=batch_size) if batch_size else r.next_epoch():
         if batch_size:
-            cols = [[np.asarray(t) for t in b.tensors] for b in step]
+            cols = [[np.asarray(t.cpu()) for t in b.tensors] for b in step]
             out += [tuple(c[i] for c in cols) for i in range(len(cols[0]))]
         else:
-            out.append(tuple(np.asarray(x) for x in step))
+            out.append(tuple(np.asarray(x.cpu()) for x in step))  # GPU outputs: copied
     return out
 
 
