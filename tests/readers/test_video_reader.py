@@ -131,3 +131,28 @@ def test_equals_reference_on_cuda(tmp_path, kw):
         assert np.abs(o[0].astype(int) - r[0]).mean() < 3  # two H.264 decoders
         for a, b in zip(o[1:], r[1:]):
             np.testing.assert_allclose(a, b, atol=1e-4)
+
+
+def test_damaged_files_are_named(tmp_path):
+    """A truncated file and one with a zeroed run of bytes: the errors name the file (and the
+    clip); skip_vfr_check reads what is left, on_error="skip" drops the clips that fail."""
+    data = write_video(n=40, codec="libx264", pix_fmt="yuv420p", g="10")
+    cut, hole = tmp_path / "cut.mkv", tmp_path / "hole.mkv"
+    data[: len(data) * 2 // 3].tofile(cut)
+    holed = data.copy()
+    holed[len(data) // 2 : len(data) // 2 + 400] = 0
+    holed.tofile(hole)
+    kw = {"sequence_length": 4, "step": 4, "enable_frame_num": True}
+    for f in (cut, hole):
+        with pytest.raises(DecodeError, match=rf"{f.name}.*variable frame rate"):
+            ndd.readers.Video(filenames=[f], **kw)
+    r = ndd.readers.Video(filenames=[cut], skip_vfr_check=True, **kw)
+    assert [int(n[0]) for _, n in _all(r)] == [0, 4, 8, 12]
+    r = ndd.readers.Video(filenames=[hole], skip_vfr_check=True, **kw)
+    with pytest.raises(DecodeError, match=r"sample \d+ \('.*hole\.mkv'\): cannot decode"):
+        _all(r)
+    r = ndd.readers.Video(filenames=[hole], skip_vfr_check=True, on_error="skip", **kw)
+    kept = [int(n[0]) for _, n in _all(r)]
+    assert 0 < len(kept) < len(r._dataset) and kept == sorted(kept)
+    with pytest.raises(DecodeError, match=r"hole\.mkv"):
+        _all(ndd.experimental.readers.Video(filenames=[hole], **kw))

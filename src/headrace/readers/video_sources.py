@@ -148,8 +148,9 @@ def index_files(op: str, paths: list[str], vfr_check: bool) -> list[VideoIndex]:
             raise DecodeError(f"{op}: {p!r}: cannot open the video ({e}).") from e
         if vfr_check and idx.variable_rate():
             raise DecodeError(
-                f"{op}: {p!r} has a variable frame rate; pass skip_vfr_check=True to read "
-                "it anyway (frames numbered in presentation order)."
+                f"{op}: {p!r} has a variable frame rate (uneven frame intervals: a VFR file, "
+                "or frames missing from a damaged one); pass skip_vfr_check=True to read it "
+                "anyway (frames numbered in presentation order)."
             )
         out.append(idx)
     return out
