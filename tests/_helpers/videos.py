@@ -3,11 +3,17 @@ names its own number."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 from typing import Any
 
 import numpy as np
+
+
+def has_av() -> bool:
+    """Whether PyAV is installed (found without importing it)."""
+    return importlib.util.find_spec("av") is not None
 
 
 def frame(k: int, h: int = 48, w: int = 64) -> np.ndarray:

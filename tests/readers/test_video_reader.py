@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests._helpers.videos import frame, write_video
+from tests._helpers.videos import frame, has_av, write_video
 
 import headrace as ndd
 from headrace._core.errors import DecodeError, InvalidArgumentError
 
-pytest.importorskip("av")
+# PyAV is looked up, not imported, at collection: a test process loads it (and its FFmpeg)
+# only when it runs a video test (see tests/_helpers/dali_isolated.py)
+pytestmark = pytest.mark.skipif(not has_av(), reason="PyAV (av) is not installed")
 
 
 @pytest.fixture(scope="module")
