@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -164,3 +165,13 @@ def test_detection_ssd_pipeline(cache: Path) -> None:
     assert all(float(x[3]) >= 1 and x[4] == "True" for x in a)  # every image has an object
     assert a == b  # the seed makes runs identical ...
     assert a[0][5] != a[1][5]  # ... while each epoch draws new windows and flips
+
+
+def test_video_clips(cache: Path) -> None:
+    if importlib.util.find_spec("av") is None:  # looked up only: the example imports it
+        pytest.skip("PyAV (av) is not installed")
+    out = run(cache, "video_clips.py", "--per-class", "2", "--frames", "34")
+    # 2 files a class of 34 and 38 frames; clips of 15 frames every 16: starts 0 and 16 each
+    assert "clips: 8 in batches, each (C, F, H, W) = (3, 8, 64, 85), float32 in [0, 1]" in out, out
+    assert "uniform sampling: 4 clips, frame numbers of the first [0, 7, 13, 20, 26, 33]" in out
+    assert "decoders.video: shapes [(3, 96, 128, 3), (3, 96, 128, 3)], layout FHWC" in out

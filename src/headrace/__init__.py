@@ -68,6 +68,7 @@ from headrace.ops import geometry as _geometry
 from headrace.ops import image as _image
 from headrace.ops import math, noise, reductions
 from headrace.ops import misc as _misc
+from headrace.ops import optical_flow as _optical_flow
 from headrace.ops import resampling as _resampling
 from headrace.ops import speech as _speech
 from headrace.ops import utilities as _utilities
@@ -79,6 +80,7 @@ from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
 from headrace.ops.image import *  # noqa: F403
 from headrace.ops.misc import *  # noqa: F403
+from headrace.ops.optical_flow import *  # noqa: F403
 from headrace.ops.resampling import *  # noqa: F403
 from headrace.ops.speech import *  # noqa: F403
 from headrace.ops.utilities import *  # noqa: F403
@@ -153,6 +155,7 @@ __all__ += (
     + _geometry.__all__
     + _image.__all__
     + _misc.__all__
+    + _optical_flow.__all__
     + _speech.__all__
     + _resampling.__all__
     + _utilities.__all__

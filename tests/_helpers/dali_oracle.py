@@ -7,6 +7,8 @@ per sample. A single numpy array instead of a list runs in tensor mode.
 
 from __future__ import annotations
 
+import pickle
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +29,16 @@ def dali_run(
     per_sample: Sequence[str] = (),
     **kw: Any,
 ) -> np.ndarray | list[np.ndarray]:
-    """DALI's result of ``op`` (dotted names such as ``noise.gaussian``) as numpy."""
+    """DALI's result of ``op`` (dotted names such as ``noise.gaussian``) as numpy.
+
+    In a process that has imported PyAV (both bundle FFmpeg) DALI runs in a separate process
+    (:mod:`tests._helpers.dali_isolated`), unless the arguments hold DALI objects (an ``rng``
+    made here), which cannot travel.
+    """
+    if "av" in sys.modules and _picklable((data, kw)):
+        from tests._helpers.dali_isolated import dali_run as isolated
+
+        return isolated(op, data, layout=layout, per_sample=tuple(per_sample), **kw)
     dndd = dali_ndd()
     fn = dndd
     for part in op.split("."):
@@ -39,6 +50,14 @@ def dali_run(
         return np.asarray(fn(x, **kw))
     b = dndd.batch(list(data), layout=layout)
     return [np.asarray(t) for t in fn(b, **kw).tensors]
+
+
+def _picklable(obj: Any) -> bool:
+    try:
+        pickle.dumps(obj)
+    except Exception:  # TypeError, pickle.PicklingError, AttributeError
+        return False
+    return True
 
 
 def _narrow(v: Any) -> np.ndarray:

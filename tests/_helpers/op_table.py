@@ -321,6 +321,14 @@ def _ps(*values: object) -> ndd.Batch:
 
 
 @functools.cache
+def video_files() -> tuple[Samples]:
+    """Three small lossless videos (FFV1 in Matroska, 12-16 frames) as 1-D uint8 samples."""
+    from tests._helpers.videos import write_video
+
+    return ([write_video(n=12 + 2 * k, h=16, w=24 + 8 * k) for k in range(3)],)
+
+
+@functools.cache
 def audio_files() -> tuple[Samples]:
     """WAV (stereo, 16-bit), FLAC (mono) and OGG/Vorbis (stereo) files, as 1-D uint8 samples."""
     import soundfile as sf
@@ -842,6 +850,21 @@ ROWS: tuple[Row, ...] = (
         empty=True,
         bad=({INPUTS: ([np.arange(50, dtype=np.uint8)] * 3,)}, ndd.DecodeError),
         devices=("cpu",),
+    ),
+    Row(
+        "decoders.video",
+        ndd.decoders.video,
+        (
+            Case(video_files, {}, out_layout="FHWC"),
+            Case(
+                video_files,
+                {"start_frame": _ps(0, 3, 10), "sequence_length": 4, "stride": 2},
+                out_layout="FHWC",
+            ),
+            Case(video_files, {"frames": [5, 1, 1], "build_index": False}, out_layout="FHWC"),
+        ),
+        empty=True,
+        bad=({INPUTS: ([np.arange(50, dtype=np.uint8)] * 3,)}, ndd.DecodeError),
     ),
     Row(
         "audio_resample",

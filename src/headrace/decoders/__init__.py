@@ -1,4 +1,4 @@
-"""``ndd.decoders``: image, audio and ``.npy`` decoders, and ``inflate``.
+"""``ndd.decoders``: image, audio, video and ``.npy`` decoders, and ``inflate``.
 
 Examples
 --------
@@ -12,6 +12,7 @@ from headrace.decoders.image import image, image_crop, image_random_crop, skippe
 from headrace.decoders.image_slice import image_slice
 from headrace.decoders.inflate import inflate
 from headrace.decoders.npy import numpy
+from headrace.decoders.video import video
 
 __all__ = [
     "audio",
@@ -22,4 +23,5 @@ __all__ = [
     "inflate",
     "numpy",
     "skipped_count",
+    "video",
 ]

@@ -10,5 +10,6 @@ Examples
 from __future__ import annotations
 
 from headrace.readers.fits import Fits
+from headrace.readers.video_experimental import Video
 
-__all__ = ["Fits"]
+__all__ = ["Fits", "Video"]

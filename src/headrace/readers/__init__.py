@@ -20,6 +20,8 @@ from headrace.readers.mxnet import MXNet
 from headrace.readers.nemo_asr import NemoAsr
 from headrace.readers.npy import Numpy
 from headrace.readers.tfrecord import TFRecord
+from headrace.readers.video import Video
+from headrace.readers.video_resize import VideoResize
 from headrace.readers.webdataset import Webdataset
 
 __all__ = [
@@ -33,5 +35,7 @@ __all__ = [
     "Reader",
     "ReaderState",
     "TFRecord",
+    "Video",
+    "VideoResize",
     "Webdataset",
 ]

@@ -30,6 +30,7 @@ from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.cpu.resampling import resample
 from headrace.backends.shared.common import audio_scale, resampled_length
 from headrace.backends.shared.host import image, inflate, numpy
+from headrace.backends.shared.video import video
 from headrace.codecs.readfile import read_file
 
 
@@ -135,4 +136,13 @@ def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, 
     return sig, rates
 
 
-__all__ = ["audio", "decode_audio", "file_read", "image", "inflate", "numpy", "peek_image_shape"]
+__all__ = [
+    "audio",
+    "decode_audio",
+    "file_read",
+    "image",
+    "inflate",
+    "numpy",
+    "peek_image_shape",
+    "video",
+]

@@ -12,9 +12,11 @@ Examples
 from __future__ import annotations
 
 from headrace.backends.shared import host
+from headrace.backends.shared import video as _video
 from headrace.backends.torch.gpu_decode import image
 
 inflate = host.on_host(host.inflate)
 numpy = host.on_host(host.numpy)
+video = host.on_host(_video.video)
 
-__all__ = ["image", "inflate", "numpy"]
+__all__ = ["image", "inflate", "numpy", "video"]
