@@ -170,9 +170,10 @@ def decode_nvimgcodec(
         # windows the library would not decode as regions: whole images on the GPU, cut there
         redo = [k for k, (j, im) in enumerate(zip(jobs, imgs))
                 if regions and im is None and j.raw is not None]  # fmt: skip
-        if redo and len(redo) == sum(j.raw is not None for j in jobs):
-            # no region decoded at all: this library build refuses them (e.g. nvJPEG < 13.2 with
-            # fancy upsampling); decode whole images from now on instead of failing each time
+        if redo and 2 * len(redo) >= sum(j.raw is not None for j in jobs):
+            # most regions refused: this library build does not decode them (e.g. nvJPEG < 13.2
+            # with fancy upsampling, where only some windows pass); decode whole images from now
+            # on instead of decoding twice (and warning) on every call
             _NO_REGIONS.add(key_of(dev_id, hw_load, fancy))
         if redo:
             whole = dec.decode([np.ascontiguousarray(jobs[k].data) for k in redo], params=params,
