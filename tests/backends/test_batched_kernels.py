@@ -168,3 +168,24 @@ def test_light_geometry_batched_matches_per_sample(op: str) -> None:
     for x, p, o in zip(samples, plans, outs):
         assert torch.equal(o, getattr(G, op)(x, "HWC", **p.kwargs))
     assert dense.shape[0] == 5
+
+
+@pytest.mark.parametrize("kind", ["triangular", "cubic", "lanczos3", "gaussian"])
+def test_device_matrices_equal_the_host_coefficients(kind: str) -> None:
+    """The matrices built on the device hold the CPU kernels' coefficients (float32 rounding)."""
+    from headrace.backends.shared.common import axis_matrix
+    from headrace.backends.torch import batched_resize as BR
+    from headrace.ops._resize_params import AxisFilter
+
+    cases = [(500, 224, 0.0, 500.0, 4.4), (37, 90, 3.5, 30.25, 2.0), (64, 64, 64.0, 0.0, 2.0),
+             (9, 1, 0.0, 9.0, 18.0)]  # fmt: skip
+    params, refs = [], []
+    for n_in, n_out, lo, hi, support in cases:
+        flt = AxisFilter(kind, support)
+        params.append(BR._axis_params(n_in, n_out, lo, hi, flt))
+        refs.append(axis_matrix(n_in, n_out, lo, hi, flt))
+    mats = BR._matrices(kind, params, 224, 500, torch.device("cpu"))
+    for m, ref in zip(mats, refs):
+        got = m[: ref.shape[0], : ref.shape[1]].numpy()
+        np.testing.assert_allclose(got, ref, atol=2e-6)
+        assert not m[ref.shape[0] :].any() and not m[:, ref.shape[1] :].any()

@@ -124,6 +124,18 @@ def _table(kind: str) -> np.ndarray:
     return np.where(np.abs(x) >= 3, _f32(0), val).astype(_f32)
 
 
+def filter_table(kind: str) -> np.ndarray:
+    """The tabulated window of a filter ``kind`` (float32; entries are linearly interpolated),
+    shared by :func:`axis_weights` and kernels that build the same coefficients on a device.
+
+    Examples
+    --------
+    >>> filter_table("triangular").tolist()
+    [0.0, 1.0, 0.0]
+    """
+    return _table(kind)
+
+
 def axis_weights(
     in_len: int, out_len: int, lo: float, hi: float, flt: Filter
 ) -> tuple[np.ndarray, np.ndarray]:

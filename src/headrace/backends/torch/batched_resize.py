@@ -4,12 +4,13 @@
 schema finds it by name, ``resize_batched``, next to the pixel kernel). Samples are grouped so
 that padding them to a common size wastes little work; per group it
 
-1. builds, on the host, each sample's compact per-axis filter taps (source index, weight) with
-   the same coefficients as the CPU kernels (:func:`~headrace.backends.shared.common.axis_weights`,
-   memoised per axis geometry), packs them into arrays and uploads them asynchronously
+1. takes a few numbers per sample and axis on the host (scale, origin, window table scale,
+   number of taps, extents: float32 as :func:`~headrace.backends.shared.common.axis_weights`
+   computes them) and uploads them at once, asynchronously
    (:func:`~headrace.backends.torch.transfer.upload`);
-2. scatters the taps into dense per-sample ``(out, in)`` matrices on the device (zero rows and
-   columns where a sample is smaller than the group's padded extent);
+2. builds the dense per-sample ``(out, in)`` matrices on the device with the same float32 steps
+   as the CPU kernels' coefficients (window table sampled per tap, rows normalised), zero where a
+   sample is smaller than the group's padded extent;
 3. copies the samples into one zero-padded ``(G, H, W, C)`` block (one ``stack`` when shapes agree)
    and resamples both axes with two batched matrix products (``bmm``) in float32, the cheaper axis
    order first;
@@ -35,7 +36,7 @@ Examples
 
 from __future__ import annotations
 
-import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,23 +44,16 @@ import numpy as np
 import torch
 
 from headrace._core import dtype as _dt
-from headrace.backends.shared.common import Filter, axis_weights
+from headrace.backends.shared.common import Filter, filter_table
 from headrace.backends.torch.cast import saturate
 from headrace.backends.torch.transfer import upload
+
+_F32 = np.float32
 
 #: A group is split when padding would make its work exceed this multiple of the useful work
 #: (on the CPU, where the padded work costs its full price, and on CUDA, where a few more large
 #: kernels cost less than the launches and copies of more groups).
 MAX_PADDING_WASTE = {"cpu": 1.5, "cuda": 4.0}
-
-
-@functools.lru_cache(maxsize=4096)
-def _taps(in_len: int, out_len: int, lo: float, hi: float, flt: Filter
-          ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Clamped source indices ``(out, support)`` and weights of one axis (memoised)."""
-    idx, coeffs = axis_weights(in_len, out_len, lo, hi, flt)
-    src = np.clip(idx[:, None] + np.arange(coeffs.shape[1])[None, :], 0, in_len - 1)
-    return src.astype(np.int64), coeffs
 
 
 def _groups(shapes: Sequence[tuple[int, ...]], waste: float = 1.5) -> list[list[int]]:
@@ -82,21 +76,57 @@ def _groups(shapes: Sequence[tuple[int, ...]], waste: float = 1.5) -> list[list[
     return groups
 
 
-def _matrices(taps: list[tuple[np.ndarray, np.ndarray]], out_max: int, in_max: int,
-              device: torch.device) -> torch.Tensor:  # fmt: skip
-    """Dense ``(G, out_max, in_max)`` float32 matrices from per-sample taps (two uploads)."""
-    g = len(taps)
-    support = max(t[0].shape[1] for t in taps)
-    idx = np.zeros((g, out_max, support), np.int64)
-    wts = np.zeros((g, out_max, support), np.float32)
-    for j, (src, coeffs) in enumerate(taps):
-        n, s = src.shape
-        idx[j, :n, :s] = src
-        wts[j, :n, :s] = coeffs
-    d_idx = upload(idx, device)
-    d_wts = upload(wts, device)
+def _axis_params(in_len: int, out_len: int, lo: float, hi: float, flt: Filter
+                 ) -> tuple[float, float, float, int, int, int]:  # fmt: skip
+    """One sample's axis on the host, in float32 as :func:`axis_weights` computes it:
+    ``(scale, origin, table_scale, taps, in_len, out_len)``."""
+    n = filter_table(flt.kind).size
+    tscale = _F32(n - 1) / _F32(flt.support)
+    anchor = _F32(flt.support) * _F32(0.5)
+    taps = max(1, math.ceil(_F32(n - 1) / tscale))
+    scale = (_F32(hi) - _F32(lo)) / _F32(out_len)
+    origin = _F32(lo) + _F32(0.5) * scale - _F32(0.5) - anchor
+    return float(scale), float(origin), float(tscale), taps, in_len, out_len
+
+
+def _matrices(kind: str, params: list[tuple[float, float, float, int, int, int]], out_max: int,
+              in_max: int, device: torch.device) -> torch.Tensor:  # fmt: skip
+    """Dense ``(G, out_max, in_max)`` float32 resampling matrices, built on the device from a few
+    numbers per sample (one small upload) with the float32 steps of :func:`axis_weights`: the
+    window table sampled at each tap, zero outside it, each row normalised to sum 1. Rows past a
+    sample's output and columns past its input stay zero."""
+    g = len(params)
+    arr = np.array(params, dtype=np.float64)  # small integers and float32 values: exact
+    p = upload(arr, device)
+    scale, origin, tscale = (p[:, k].to(torch.float32) for k in range(3))
+    taps, in_len, out_len = (p[:, k].to(torch.int64) for k in range(3, 6))
+    table = filter_table(kind)
+    n = table.size
+    padded = upload(np.concatenate([[0], table, [0]]).astype(np.float32), device)
+    support = int(arr[:, 3].max())
+    o = torch.arange(out_max, device=device, dtype=torch.float32)
+    sx0f = o[None, :] * scale[:, None] + origin[:, None]
+    sx0 = torch.ceil(sx0f)
+    f0 = sx0 - sx0f
+    k = torch.arange(support, device=device, dtype=torch.float32)
+    t = (f0[:, :, None] + k[None, None, :]) * tscale[:, None, None]
+    t0 = torch.floor(t)
+    frac = t - t0
+    i0 = t0.to(torch.int64)
+    c0 = padded[torch.clamp(i0 + 1, 0, n + 1)]
+    c1 = padded[torch.clamp(i0 + 2, 0, n + 1)]
+    coeffs = c0 + frac * (c1 - c0)
+    ki = torch.arange(support, device=device)
+    rows = torch.arange(out_max, device=device)
+    keep = (t > -1) & (t < n) & (ki[None, None, :] < taps[:, None, None])
+    keep &= (rows[None, :] < out_len[:, None])[:, :, None]
+    coeffs = torch.where(keep, coeffs, torch.zeros((), device=device))
+    total = coeffs.sum(dim=2, keepdim=True)
+    coeffs = torch.where(total != 0, coeffs / torch.where(total != 0, total, 1.0), coeffs)
+    src = sx0.to(torch.int64)[:, :, None] + ki[None, None, :]
+    src = torch.minimum(src.clamp_min(0), (in_len - 1)[:, None, None])
     mat = torch.zeros((g, out_max, in_max), dtype=torch.float32, device=device)
-    return mat.scatter_add_(2, d_idx, d_wts)
+    return mat.scatter_add_(2, src, coeffs)
 
 
 def _resample(block: torch.Tensor, mh: torch.Tensor, mw: torch.Tensor) -> torch.Tensor:
@@ -126,6 +156,9 @@ def resize_batched(
     kws = [p.kwargs for p in plans]
     if any(f.kind == "nn" for kw in kws for f in kw["filters"]):
         return None
+    kinds = tuple(f.kind for f in kws[0]["filters"])
+    if any(tuple(f.kind for f in kw["filters"]) != kinds for kw in kws):
+        return None  # one window table per axis and call (mixed min/mag filters: per sample)
     dt = kws[0].get("dtype")
     if any(kw.get("dtype") != dt for kw in kws):
         return None
@@ -143,14 +176,14 @@ def resize_batched(
         win = max(shapes[i][1] for i in grp)
         sizes = [tuple(int(v) for v in kws[i]["out_size"]) for i in grp]
         hout, wout = max(s[0] for s in sizes), max(s[1] for s in sizes)
-        th, tw = [], []
+        ph, pw = [], []
         for i, (ho, wo) in zip(grp, sizes):
             kw = kws[i]
             fh, fw = kw["filters"]
-            th.append(_taps(shapes[i][0], ho, float(kw["roi_lo"][0]), float(kw["roi_hi"][0]), fh))
-            tw.append(_taps(shapes[i][1], wo, float(kw["roi_lo"][1]), float(kw["roi_hi"][1]), fw))
-        mh = _matrices(th, hout, hin, device)
-        mw = _matrices(tw, wout, win, device)
+            ph.append(_axis_params(shapes[i][0], ho, kw["roi_lo"][0], kw["roi_hi"][0], fh))
+            pw.append(_axis_params(shapes[i][1], wo, kw["roi_lo"][1], kw["roi_hi"][1], fw))
+        mh = _matrices(kinds[0], ph, hout, hin, device)
+        mw = _matrices(kinds[1], pw, wout, win, device)
         members = [samples[i] if chan else samples[i][..., None] for i in grp]
         if all(shapes[i] == shapes[grp[0]] for i in grp):
             block = torch.stack(members).to(torch.float32)
