@@ -23,8 +23,15 @@ _BUSY = 1_000_000_000  # GPU clock cycles (~0.5 s): a stream busy far longer tha
 
 @pytest.fixture(autouse=True)
 def _clean_streams() -> Iterator[None]:
-    warm = ndd.as_batch(torch.zeros((1, 4, 4, 3), dtype=torch.uint8, device="cuda"), layout="HWC")
+    warm = ndd.as_batch(torch.zeros((2, 4, 4, 3), dtype=torch.uint8, device="cuda"), layout="HWC")
     ndd.flip(warm).cpu().evaluate()  # backend imports and first launches happen here
+    # CUDA loads kernels lazily, and loading one can wait for work already running on the GPU: the
+    # kernels the tests queue behind a busy stream are loaded here, before any stream is busy
+    t = warm.torch()
+    t.to(torch.int64).sum().item()
+    t.clone().cpu()
+    torch.zeros(t.shape, dtype=torch.uint8, device="cuda").flip(2).cpu()
+    torch.cuda.synchronize()
     yield
     ndd.set_current_stream(None)
     ndd.set_default_stream(None)
