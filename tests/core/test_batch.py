@@ -140,7 +140,8 @@ def test_empty_list_sample_takes_the_batch_dtype(samples, dtype, shapes):
     assert flat == [v for s in samples for v in s]
     # and the ragged batch pads into one dense tensor of that type
     dense = np.asarray(ndd.as_tensor(b, pad=True))
-    assert dense.dtype == dtype.numpy and dense.shape == (len(samples), max(len(s) for s in samples))
+    assert dense.dtype == dtype.numpy
+    assert dense.shape == (len(samples), max(len(s) for s in samples))
 
 
 def test_typed_samples_of_different_dtypes_still_fail():
