@@ -118,3 +118,34 @@ def test_as_tensor_of_ragged_batch_fails_at_use_in_eager_mode():
     with ndd.EvalMode.sync_cpu, pytest.raises(ValueError, match="non-uniform"):
         ndd.as_tensor(r)
     assert ndd.as_tensor(r, pad=True).shape == (2, 3)
+
+
+@pytest.mark.parametrize(
+    ("samples", "dtype", "shapes"),
+    [
+        # an empty list has no element type of its own: it takes the other samples' type
+        ([[7, 8], [], [9]], ndd.int32, [(2,), (0,), (1,)]),
+        ([[], [], [2.5, 3.5]], ndd.float32, [(0,), (0,), (2,)]),
+        ([[], [True]], ndd.bool, [(0,), (1,)]),
+        # with nothing else to go by, the empty samples keep the default float type
+        ([[], []], ndd.float32, [(0,), (0,)]),
+    ],
+)
+def test_empty_list_sample_takes_the_batch_dtype(samples, dtype, shapes):
+    b = ndd.as_batch(samples, layout="X")
+    assert b.dtype == dtype
+    assert b.shape == shapes
+    assert all(t.dtype == dtype for t in b.tensors)
+    flat = [v for t in b.tensors for v in np.asarray(t).tolist()]
+    assert flat == [v for s in samples for v in s]
+    # and the ragged batch pads into one dense tensor of that type
+    dense = np.asarray(ndd.as_tensor(b, pad=True))
+    assert dense.dtype == dtype.numpy
+    assert dense.shape == (len(samples), max(len(s) for s in samples))
+
+
+def test_typed_samples_of_different_dtypes_still_fail():
+    with pytest.raises(TypeError, match="same dtype"):
+        ndd.as_batch([[1, 2], [1.5]])
+    with pytest.raises(TypeError, match="same dtype"):
+        ndd.as_batch([np.zeros(0, np.uint8), np.zeros(2, np.int16)])

@@ -560,6 +560,7 @@ def _import_samples(
     lay: str | None = None
     copied = False
     external = False
+    untyped_so_far = False  # every sample so far is an empty Python list (no element type)
     for i, x in enumerate(tensors):
         if x is None:
             raise InvalidTypeError(f"Batch: samples cannot be None. Got `None` at index {i}.")
@@ -575,6 +576,14 @@ def _import_samples(
             xl = None
             copied |= c
             external |= not c
+        # An empty Python list says nothing about the element type: it takes the batch's.
+        untyped = want_dtype is None and _is_python(x) and getattr(arr, "size", 1) == 0
+        if samples and untyped and xdt != dt:
+            arr, xdt = _st.cast(arr, dt), dt
+        elif samples and untyped_so_far and not untyped and xdt != dt:
+            samples = [_st.cast(s, xdt) for s in samples]
+            dt = xdt
+        untyped_so_far = untyped if not samples else untyped_so_far and untyped
         if samples:
             if arr.ndim != samples[0].ndim:
                 raise InvalidArgumentError(
