@@ -24,8 +24,13 @@ from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.shared.common import audio_scale
 from headrace.backends.shared.resampling import resampling_chunks, resampling_padding
 
+#: Up to this many lobes (quality <= 20) each tap is gathered and added on its own.
+_FEW_LOBES = 4
 
-def _resample_f32(f: np.ndarray, in_rate: float, out_rate: float, n_out: int, lobes: int):
+
+def _resample_f32(
+    f: np.ndarray, in_rate: float, out_rate: float, n_out: int, lobes: int
+) -> np.ndarray:
     """float32 ``f`` (1-D, or time × channels) resampled to ``n_out`` float32 samples."""
     n_in = f.shape[0]
     cols = f.reshape(n_in, -1).T  # channels × time
@@ -38,7 +43,12 @@ def _resample_f32(f: np.ndarray, in_rate: float, out_rate: float, n_out: int, lo
     windows = [sliding_window_view(p, 2 * lobes) for p in padded]
     for s, e, first, w in resampling_chunks(n_in, n_out, in_rate, out_rate, lobes):
         for c, win in enumerate(windows):
-            np.einsum("ot,ot->o", win[first], w, out=out[c, s:e])
+            if lobes > _FEW_LOBES:
+                np.einsum("ot,ot->o", win[first], w, out=out[c, s:e])
+            else:  # a few taps: one gather per tap is faster than gathering the windows
+                acc = out[c, s:e]
+                for t in range(2 * lobes):
+                    acc += w[:, t] * padded[c, first + t]
     if f.ndim == 1:
         return out[0]
     return np.ascontiguousarray(out.T).reshape(n_out, *f.shape[1:])

@@ -42,9 +42,11 @@ _F32 = np.float32
 #: Outputs per chunk: the gathered windows of a chunk (``CHUNK x 2 * lobes``) stay in cache.
 CHUNK = 1 << 13
 _BLOCK = 256
-#: Largest filter bank kept (elements: outputs per period x taps), 16 MiB of float32.
-_TABLE_MAX = 1 << 22
-_TABLES_KEPT = 8
+#: Largest filter bank built (elements: outputs per period x taps), 64 MiB of float32: every
+#: ratio of the usual rates (8, 16, 22.05, 24, 32, 44.1, 48 kHz) at any quality.
+_TABLE_MAX = 1 << 24
+#: The cache keeps the most recently used filter banks up to this many elements in all.
+_TABLES_KEPT = 1 << 25
 
 
 @cache
@@ -129,6 +131,7 @@ class FilterBank(NamedTuple):
 
 _tables: OrderedDict[tuple[float, float, int], FilterBank | None] = OrderedDict()
 _lock = threading.Lock()
+_build_lock = threading.Lock()
 
 
 def filter_bank(in_rate: float, out_rate: float, lobes: int, n_out: int) -> FilterBank | None:
@@ -148,6 +151,15 @@ def filter_bank(in_rate: float, out_rate: float, lobes: int, n_out: int) -> Filt
         if key in _tables:
             _tables.move_to_end(key)
             return _tables[key]
+    with _build_lock:  # threads resampling at the same rates build the bank once
+        with _lock:
+            if key in _tables:
+                return _tables[key]
+        return _new_bank(key, n_out)
+
+
+def _new_bank(key: tuple[float, float, int], n_out: int) -> FilterBank | None:
+    in_rate, out_rate, lobes = key
     ratio = Fraction(in_rate) / Fraction(out_rate)
     m, n = ratio.numerator, ratio.denominator
     period = _BLOCK * n // math.gcd(n, _BLOCK)
@@ -156,17 +168,32 @@ def filter_bank(in_rate: float, out_rate: float, lobes: int, n_out: int) -> Filt
     elif period > 4 * n_out:
         return None
     else:
-        rows = period * max(1, CHUNK // period)
-        step = rows * m // n
-        first, w = resampling_taps(in_rate, out_rate, lobes, 0, rows)
-        first.setflags(write=False)
-        w.setflags(write=False)
-        bank = FilterBank(rows, step, first, w)
+        bank = _build_bank(in_rate, out_rate, lobes, period, m, n)
     with _lock:
         _tables[key] = bank
-        while len(_tables) > _TABLES_KEPT:
+        while len(_tables) > 1 and sum(_size(b) for b in _tables.values()) > _TABLES_KEPT:
             _tables.popitem(last=False)
     return bank
+
+
+def _size(bank: FilterBank | None) -> int:
+    return 0 if bank is None else bank.weights.size
+
+
+def _build_bank(
+    in_rate: float, out_rate: float, lobes: int, period: int, m: int, n: int
+) -> FilterBank:
+    """The filter bank of ``period`` (a multiple of 256) outputs, at least ``CHUNK``, computed a
+    chunk at a time."""
+    rows = period * max(1, CHUNK // period)
+    first = np.empty(rows, np.int64)
+    weights = np.empty((rows, 2 * lobes), _F32)
+    for s in range(0, rows, CHUNK):
+        e = min(s + CHUNK, rows)
+        first[s:e], weights[s:e] = resampling_taps(in_rate, out_rate, lobes, s, e)
+    first.setflags(write=False)
+    weights.setflags(write=False)
+    return FilterBank(rows, rows * m // n, first, weights)
 
 
 def resampling_chunks(
