@@ -4,8 +4,10 @@ The resampler is the reference's method: each output is the sum of ``2 * lobes``
 around its position, weighted by a Hann-windowed sinc read from a table of ``64 * lobes + 1``
 points with linear interpolation; ``quality`` (0-100) picks the lobes (3 at 0, 16 at the default
 50, 64 at 100). The weights come from
-:func:`headrace.backends.shared.common.resampling_taps`, the same for the CPU (numpy) and the
-torch kernels, so results match the reference to float32 rounding.
+:func:`headrace.backends.shared.resampling.resampling_chunks`, the same for the CPU (numpy) and
+the torch kernels, so results match the reference to float32 rounding (summation order only).
+Rate ratios with a short period (44.1 kHz to 16 kHz, 48 kHz to 16 kHz, 8 kHz to 16 kHz ...) reuse
+a cached filter bank of one period's weights, which makes long signals several times faster.
 Like the reference, it does not low-pass the signal before downsampling.
 
 Examples

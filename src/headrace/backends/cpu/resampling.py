@@ -1,5 +1,6 @@
-"""CPU kernels of ``audio_resample`` (numpy): windowed-sinc taps from
-:func:`headrace.backends.shared.common.resampling_taps`, summed chunk by chunk.
+"""CPU kernels of ``audio_resample`` (numpy): each output sums ``2 * lobes`` samples of the
+zero-padded signal (a sliding-window view gathered at the first taps) with the weights of
+:func:`headrace.backends.shared.resampling.resampling_chunks`, a chunk of outputs at a time.
 
 Examples
 --------
@@ -13,33 +14,55 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.device import CPU
 from headrace._core.saturate import saturate
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.shared.common import RESAMPLE_CHUNK, audio_scale, resampling_taps
+from headrace.backends.shared.common import audio_scale
+from headrace.backends.shared.resampling import resampling_chunks, resampling_padding
+
+#: Up to this many lobes (quality <= 20) each tap is gathered and added on its own.
+_FEW_LOBES = 4
+
+
+def _resample_f32(
+    f: np.ndarray, in_rate: float, out_rate: float, n_out: int, lobes: int
+) -> np.ndarray:
+    """float32 ``f`` (1-D, or time × channels) resampled to ``n_out`` float32 samples."""
+    n_in = f.shape[0]
+    cols = f.reshape(n_in, -1).T  # channels × time
+    out = np.zeros((cols.shape[0], n_out), np.float32)
+    if n_in == 0 or n_out == 0:
+        return out.T.reshape(n_out, *f.shape[1:])
+    left, right = resampling_padding(lobes)
+    padded = np.zeros((cols.shape[0], n_in + left + right), np.float32)
+    padded[:, left : left + n_in] = cols
+    windows = [sliding_window_view(p, 2 * lobes) for p in padded]
+    for s, e, first, w in resampling_chunks(n_in, n_out, in_rate, out_rate, lobes):
+        for c, win in enumerate(windows):
+            if lobes > _FEW_LOBES:
+                np.einsum("ot,ot->o", win[first], w, out=out[c, s:e])
+            else:  # a few taps: one gather per tap is faster than gathering the windows
+                acc = out[c, s:e]
+                for t in range(2 * lobes):
+                    acc += w[:, t] * padded[c, first + t]
+    if f.ndim == 1:
+        return out[0]
+    return np.ascontiguousarray(out.T).reshape(n_out, *f.shape[1:])
 
 
 def resample(
     x: np.ndarray, in_rate: float, out_rate: float, n_out: int, lobes: int, dtype: np.dtype
 ) -> np.ndarray:
     """``x`` (1-D, or time × channels) resampled to ``n_out`` samples of ``dtype``."""
-    n_in = x.shape[0]
     f = x if x.dtype == np.float32 else x.astype(np.float32)
-    if in_rate == out_rate and n_out == n_in:
+    if in_rate == out_rate and n_out == x.shape[0]:
         out = f.copy() if f is x else f
     else:
-        out = np.zeros((n_out, *x.shape[1:]), np.float32)
-        if n_in:
-            for s in range(0, n_out, RESAMPLE_CHUNK):
-                e = min(s + RESAMPLE_CHUNK, n_out)
-                idx, w = resampling_taps(n_in, in_rate, out_rate, lobes, s, e)
-                if f.ndim == 1:
-                    np.einsum("ot,ot->o", f[idx], w, out=out[s:e])
-                else:
-                    np.einsum("otc,ot->oc", f[idx], w, out=out[s:e])
+        out = _resample_f32(f, in_rate, out_rate, n_out, lobes)
     k = audio_scale(x.dtype, dtype)
     if k != 1.0:
         out *= np.float32(k)

@@ -643,10 +643,6 @@ def check_audio(shape: Sequence[int], dtype: Any, op: str) -> None:
 # Audio: the windowed-sinc resampler (``audio_resample``, ``decoders.audio``, ``readers.NemoAsr``)
 # =================================================================================================
 
-#: Outputs computed per resampling step, so the taps of a long signal stay small in memory.
-RESAMPLE_CHUNK = 1 << 14
-_RESAMPLE_BLOCK = 256
-
 
 def resampling_lobes(quality: float) -> int:
     """Sinc lobes on each side of the resampling window for ``quality`` in [0, 100].
@@ -661,32 +657,6 @@ def resampling_lobes(quality: float) -> int:
     return math.floor(0.007 * quality * quality - 0.09 * quality + 3 + 0.5)  # half away from 0
 
 
-@cache
-def sinc_window(lobes: int) -> tuple[np.ndarray, np.float32, np.float32]:
-    """The resampling window of ``lobes`` lobes: a Hann-windowed sinc sampled at ``64 * lobes + 1``
-    points (float32, a zero on each side), and the ``center`` and ``scale`` mapping a distance in
-    input samples to a (fractional) table index, read with linear interpolation.
-
-    Examples
-    --------
-    >>> lut, center, scale = sinc_window(3)
-    >>> lut.shape, float(lut[int(center)])
-    ((198,), 1.0)
-    """
-    coeffs = 64 * lobes + 1
-    scale = _F32(2.0 * lobes / (coeffs - 1))
-    scale_env = _F32(2.0 / coeffs)
-    center = (coeffs - 1) // 2
-    x = (np.arange(coeffs) - center).astype(_F32)
-    y = (x * scale).astype(np.float64)
-    sinc = np.sinc(y)
-    env = 0.5 * (1 + np.cos((x * scale_env).astype(np.float64) * np.pi))
-    lut = np.zeros(coeffs + 5, _F32)
-    lut[1 : coeffs + 1] = sinc * env
-    lut.setflags(write=False)
-    return lut, _F32(center + 1), _F32(1 / scale)
-
-
 def resampled_length(n_in: int, in_rate: float, out_rate: float) -> int:
     """Length of ``n_in`` samples at ``in_rate`` resampled to ``out_rate``: ``ceil(n * out / in)``.
 
@@ -696,48 +666,6 @@ def resampled_length(n_in: int, in_rate: float, out_rate: float) -> int:
     (22050, 21921)
     """
     return math.ceil(n_in * out_rate / in_rate)
-
-
-def resampling_taps(
-    n_in: int, in_rate: float, out_rate: float, lobes: int, start: int, stop: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Input indices and weights of outputs ``start:stop`` (``start`` a multiple of 256).
-
-    Output ``k`` is ``sum(x[idx[k - start]] * w[k - start])``: ``2 * lobes`` taps around its
-    position ``k * in_rate / out_rate`` in the input, weighted by :func:`sinc_window` (taps outside
-    the input have weight 0, so the signal is zero beyond its ends). Positions advance in float32
-    steps within blocks of 256 outputs, as the reference's CPU resampler does, so the weights equal
-    its own.
-
-    Examples
-    --------
-    >>> idx, w = resampling_taps(8, 2.0, 1.0, 3, 0, 4)
-    >>> idx.shape, idx[1].tolist(), round(float(w[1].sum()), 3)
-    ((4, 6), [0, 0, 1, 2, 3, 4], 1.0)
-    """
-    scale = in_rate / out_rate
-    fscale = _F32(scale)
-    lut, center, wscale = sinc_window(lobes)
-    first = np.arange(start, stop, _RESAMPLE_BLOCK)
-    in_block_f = first * scale
-    in_block_i = np.floor(in_block_f).astype(np.int64)
-    steps = np.full((first.size, _RESAMPLE_BLOCK), fscale, _F32)
-    steps[:, 0] = (in_block_f - in_block_i).astype(_F32)
-    pos = np.cumsum(steps, axis=1, dtype=_F32)  # sequential float32 sums, block by block
-    base = np.repeat(in_block_i, _RESAMPLE_BLOCK)[: stop - start]
-    pos = pos.reshape(-1)[: stop - start]
-    rel = np.ceil(pos).astype(np.int64)[:, None] + np.arange(-lobes, lobes)
-    x = rel.astype(_F32) - pos[:, None]
-    fi = x * wscale + center
-    fl = np.floor(fi)
-    di = fi - fl
-    i = np.clip(fl.astype(np.int64), 0, lut.size - 2)
-    w = lut[i] + di * (lut[i + 1] - lut[i])
-    idx = rel + base[:, None]
-    outside = (idx < 0) | (idx >= n_in)
-    w[outside] = 0
-    np.clip(idx, 0, max(n_in - 1, 0), out=idx)
-    return idx, w.astype(_F32, copy=False)
 
 
 def audio_scale(in_dtype: np.dtype, out_dtype: np.dtype) -> float:

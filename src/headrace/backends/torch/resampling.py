@@ -1,6 +1,7 @@
-"""Torch kernels of ``audio_resample``: the windowed-sinc taps of
-:func:`headrace.backends.shared.common.resampling_taps` (computed on the host, as for the CPU
-kernel) gathered and summed on the signal's device.
+"""Torch kernels of ``audio_resample``: the first taps and weights of
+:func:`headrace.backends.shared.resampling.resampling_chunks` (computed on the host, as for the
+CPU kernel) uploaded a chunk at a time; the zero-padded signal's windows (``unfold``) are
+gathered and summed on the signal's device.
 
 Examples
 --------
@@ -20,7 +21,8 @@ from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.dtype import to_torch_dtype
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.shared.common import RESAMPLE_CHUNK, audio_scale, resampling_taps
+from headrace.backends.shared.common import audio_scale
+from headrace.backends.shared.resampling import resampling_chunks, resampling_padding
 from headrace.backends.torch.cast import saturate
 
 _NP = {
@@ -36,26 +38,32 @@ _NP = {
 }
 
 
+def _resample_f32(
+    f: torch.Tensor, in_rate: float, out_rate: float, n_out: int, lobes: int
+) -> torch.Tensor:
+    """float32 ``f`` (1-D, or time × channels) resampled to ``n_out`` float32 samples."""
+    n_in = f.shape[0]
+    cols = f.reshape(n_in, -1).T  # channels × time
+    out = torch.zeros((cols.shape[0], n_out), dtype=torch.float32, device=f.device)
+    if n_in and n_out:
+        left, right = resampling_padding(lobes)
+        windows = torch.nn.functional.pad(cols, (left, right)).unfold(1, 2 * lobes, 1)
+        for s, e, first, w in resampling_chunks(n_in, n_out, in_rate, out_rate, lobes):
+            ti = torch.from_numpy(first).to(f.device, non_blocking=True)
+            tw = torch.from_numpy(np.array(w)).to(f.device, non_blocking=True)  # a writable copy
+            out[:, s:e] = torch.einsum("cot,ot->co", windows[:, ti], tw)
+    return out[0] if f.ndim == 1 else out.T.reshape(n_out, *f.shape[1:]).contiguous()
+
+
 def resample(
     x: torch.Tensor, in_rate: float, out_rate: float, n_out: int, lobes: int, dtype: Any
 ) -> torch.Tensor:
     """``x`` (1-D, or time × channels) resampled to ``n_out`` samples of torch ``dtype``."""
-    n_in = x.shape[0]
     f = x.to(torch.float32)
-    if in_rate == out_rate and n_out == n_in:
+    if in_rate == out_rate and n_out == x.shape[0]:
         out = f.clone()
     else:
-        out = torch.zeros((n_out, *x.shape[1:]), dtype=torch.float32, device=x.device)
-        if n_in:
-            for s in range(0, n_out, RESAMPLE_CHUNK):
-                e = min(s + RESAMPLE_CHUNK, n_out)
-                idx, w = resampling_taps(n_in, in_rate, out_rate, lobes, s, e)
-                ti = torch.from_numpy(idx).to(x.device)
-                tw = torch.from_numpy(w).to(x.device)
-                if f.ndim == 1:
-                    out[s:e] = (f[ti] * tw).sum(1)
-                else:
-                    out[s:e] = torch.einsum("otc,ot->oc", f[ti], tw)
+        out = _resample_f32(f, in_rate, out_rate, n_out, lobes)
     k = audio_scale(np.dtype(_NP[x.dtype]), np.dtype(_NP[dtype]))
     if k != 1.0:
         out *= k
