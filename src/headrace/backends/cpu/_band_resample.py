@@ -13,9 +13,9 @@ Accuracy (measured): against :func:`headrace.backends.cpu.resize._generic` (the 
 resampler, same coefficients) 0-1 levels of uint8 difference (float summation order); against
 DALI 2.4 on 64 of the 500x375 sample images (decoded by each library), ``resize_shorter=256``,
 ``size=(224, 224)`` and cubic / Lanczos-3 downscales: max abs diff 1, mean abs diff <= 3e-5.
-Speed on those images (shorter side to 256, one thread, idle machine): ~0.5-0.7 ms, vs
-~1.25 ms for Pillow's antialiased resampler, which it replaces; with two threads about 40 us of
-GIL-held time per image (py-spy), mostly the Python calls themselves.
+Speed (500x375 -> 256x341, one thread, same run on a loaded 2-core machine): 1.0 ms vs 3.3 ms
+for the Pillow path it replaces (Pillow's antialiased resampler plus its buffer bridge); with
+two threads about 40 us of GIL-held time per image (py-spy), mostly the Python calls themselves.
 
 Every ``sgemm`` is kept below OpenBLAS's threading threshold (``m * n * k <= 2**18``; larger
 images are cut into column chunks), so that the library's own threads never stack on the
