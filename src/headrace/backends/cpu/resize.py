@@ -1,34 +1,31 @@
-"""CPU resize kernels (numpy, Pillow, OpenCV): ``resize`` (also the kernel of
+"""CPU resize kernels (numpy, OpenCV): ``resize`` (also the kernel of
 ``resize_crop_mirror`` and ``random_resized_crop``) and ``tensor_resize``.
 
 ``resize(x, layout, *, out_size, roi_lo, roi_hi, filters, dtype=None)`` resamples the spatial
 axes of one sample. The plan comes from :func:`headrace.ops._resize_params.resize_params` (or
 the plan functions of the other resize-based ops).
 
-Three paths, chosen per call:
+Four paths, chosen per call (in this order):
 
 * **nearest neighbour**: an index gather with DALI's exact source indices (bit-exact).
-* **Pillow** for uint8 HWC images with 1, 3 or 4 channels when every axis uses a
-  Pillow-equivalent window (triangle, Catmull-Rom cubic or Lanczos-3 whose support grows with
-  the downscale factor - DALI's antialiased filters - or the plain filter when upscaling) and the
-  ROI lies inside the image. Pillow stores the intermediate pass as uint8 and uses 22-bit
-  fixed-point weights; the image is edge-padded so borders match DALI's clamping. Used for
-  cubic/Lanczos only when every axis shrinks (Pillow clips the intermediate overshoot).
-  Measured against DALI 2.4: max abs diff 1, mean abs diff 0.1-0.2. The pixels cross into and
-  out of Pillow without per-sample Python copies (:mod:`._pillow_bridge`: a mapped buffer in,
-  the Arrow export out), so nearly all of the time is spent with the GIL released.
-  Why Pillow and not a faster resampler (measured on the 500x375 sample images, eval resize to
-  shorter side 256): torch's antialiased uint8 ``interpolate`` is ~3x faster (0.4-0.8 ms vs
-  1.25 ms) but has no sub-pixel input window, so DALI's fractional ROIs (``resize_shorter``
-  keeps the exact aspect ratio) come out shifted: max diff 20 levels in the interior, mean
-  0.65; it also renormalizes the filter at the borders where DALI clamps (max 6-7 there even
-  with an integral window). ``cv2.resize`` ``INTER_AREA`` is a box filter, not DALI's triangle:
-  mean 1.1-3.3, max 15-29. Both exceed the parity tolerance (mean <= 1, max <= 8).
 * **OpenCV** for plain (non-antialiased or upscaling) linear resizing of uint8/float32 HWC data:
   ``cv2.resize`` on an integral ROI (max abs diff 1, 11-bit weights), else ``cv2.warpAffine``
   with edge replication (5-bit sub-pixel positions: max abs diff 1-2 on noisy images).
   float32 agrees to ~1e-2 absolute on 0..255 data.
-* otherwise a separable numpy resampler with DALI's own float32 coefficients
+* **banded matrix products** (:mod:`._band_resample`) for uint8 ``HWC``/``FHWC`` images
+  with 1-4 channels and any other filter (DALI's antialiased triangle, cubic, Lanczos-3,
+  Gaussian; any ROI, mirrored or reaching outside the image): DALI's own float32 coefficients,
+  applied by a gather and a stacked ``sgemm`` per axis, all with the GIL released. Measured on
+  the 500x375 sample images (eval resize to shorter side 256, same run): ~3x faster than
+  Pillow's antialiased resampler (used before, and holding the GIL ~60-75 us per image for its
+  coefficients and buffers); against DALI 2.4 max abs diff 1, mean abs diff <= 3e-5 on uint8.
+  Why not another resampler: torch's antialiased uint8 ``interpolate`` has no sub-pixel input
+  window, so DALI's fractional ROIs (``resize_shorter`` keeps the exact aspect ratio) come out
+  shifted (max diff 20 levels, mean 0.65) and it renormalizes the filter at the borders where
+  DALI clamps (max 6-7 there); ``cv2.resize`` ``INTER_AREA`` is a box filter, not DALI's
+  triangle (mean 1.1-3.3, max 15-29).
+* otherwise (float data, other layouts and types, volumes, mixed nearest/linear axes) a
+  separable numpy resampler with DALI's own float32 coefficients
   (:func:`~headrace.backends.shared.common.axis_weights`): max abs diff 1 for uint8 (float
   summation order), ~1e-5 relative for float32.
 
@@ -45,71 +42,22 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import cv2
 import numpy as np
-from PIL import Image
 
 from headrace._core.layout import spatial_axes
 from headrace._core.saturate import saturate
-from headrace.backends.cpu._pillow_bridge import pillow_resize
+from headrace.backends.cpu._band_resample import band_ok, band_resize
 from headrace.backends.shared.common import Filter, axis_weights, nn_indices
 
-_PIL_FILTERS = {
-    "triangular": (Image.Resampling.BILINEAR, 2.0),
-    "cubic": (Image.Resampling.BICUBIC, 4.0),
-    "lanczos3": (Image.Resampling.LANCZOS, 6.0),
-}
-_PIL_CHANNELS = (1, 3, 4)
 
-
-def _pillow_ok(x: np.ndarray, layout: str, filters, lo, hi, out_size) -> bool:
-    if x.dtype != np.uint8 or layout not in ("HWC", "FHWC"):
-        return False
-    if x.shape[-1] not in _PIL_CHANNELS or len(filters) != 2:
-        return False
-    kind = filters[0].kind
-    if kind not in _PIL_FILTERS or filters[1].kind != kind:
-        return False
-    base = _PIL_FILTERS[kind][1]
-    for d, f in enumerate(filters):
-        a, b = min(lo[d], hi[d]), max(lo[d], hi[d])
-        # the edge padding of _pillow_resize (>= 2 px) covers a sub-pixel ROI overshoot
-        if a < -1 or b > x.shape[layout.index("HW"[d])] + 1:
-            return False
-        ratio = (b - a) / out_size[d]
-        if abs(f.support - base * max(ratio, 1.0)) > 1e-4 * f.support:
-            return False
-        if kind != "triangular" and ratio <= 1.0:
-            return False  # Pillow clips the overshoot of its uint8 intermediate pass
-    return True
-
-
-def _pillow_resize(x: np.ndarray, layout: str, out_size, lo, hi, filters) -> np.ndarray:
-    # Pad by replicating edges so that Pillow's window sees what DALI's clamped taps see.
-    pad = [math.ceil(f.support / 2) + 2 for f in filters]
-    flip = [lo[d] > hi[d] for d in range(2)]
-    box = (
-        min(lo[1], hi[1]) + pad[1],
-        min(lo[0], hi[0]) + pad[0],
-        max(lo[1], hi[1]) + pad[1],
-        max(lo[0], hi[0]) + pad[0],
-    )
-    resample = _PIL_FILTERS[filters[0].kind][0]
-    size = (int(out_size[0]), int(out_size[1]))
-
-    def one(img: np.ndarray) -> np.ndarray:
-        c = img.shape[-1]
-        padded = cv2.copyMakeBorder(img, pad[0], pad[0], pad[1], pad[1], cv2.BORDER_REPLICATE)
-        return pillow_resize(padded.reshape(*padded.shape[:2], c), size, resample, box)
-
-    out = np.stack([one(f) for f in x]) if layout[0] == "F" else one(x)
-    sp = spatial_axes(layout)
-    flip_axes = tuple(sp[d] for d in range(2) if flip[d])
-    return np.flip(out, flip_axes) if flip_axes else out
+def _band(x: np.ndarray, layout: str, out_size, lo, hi, filters, out_dtype) -> np.ndarray:
+    if layout == "HWC":
+        return band_resize(x, out_size, lo, hi, filters, out_dtype)
+    return np.stack([band_resize(f, out_size, lo, hi, filters, out_dtype) for f in x])
 
 
 def _integral_roi(lo, hi) -> bool:
@@ -246,8 +194,8 @@ def resize(
         and (x.dtype == np.uint8 or _integral_roi(roi_lo, roi_hi))
     ):
         return _cv2_linear(x, layout, out_size, roi_lo, roi_hi)
-    if out_dtype == x.dtype and _pillow_ok(x, layout, filters, roi_lo, roi_hi, out_size):
-        return _pillow_resize(x, layout, out_size, roi_lo, roi_hi, filters)
+    if layout in ("HWC", "FHWC") and band_ok(x[0] if layout[0] == "F" else x, filters):
+        return _band(x, layout, out_size, roi_lo, roi_hi, filters, out_dtype)
     res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
     return saturate(res, out_dtype)
 

@@ -1,0 +1,123 @@
+"""The banded-matrix resampler: equal to the exact numpy resampler (DALI's coefficients)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from headrace._core.saturate import saturate
+from headrace.backends.cpu import _band_resample as B
+from headrace.backends.cpu import resize as R
+from headrace.backends.shared.common import axis_weights
+from headrace.ops._resize_params import AxisFilter
+
+U8 = np.dtype(np.uint8)
+
+
+def _image(h: int, w: int, c: int = 3, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    base = 127 + 60 * (np.sin(xx / 9.0) * np.cos(yy / 6.0))[..., None]
+    return np.clip(base + rng.normal(0, 25, (h, w, c)), 0, 255).astype(np.uint8)
+
+
+def _aa(kind: str, base: float, in_len: float, out_len: int) -> AxisFilter:
+    """DALI's antialiased filter: support grows with the downscale factor."""
+    return AxisFilter(kind, base * max(abs(in_len) / out_len, 1.0))
+
+
+def _exact(x, out, lo, hi, filters, dtype=U8):
+    return saturate(R._generic(x, "HWC", out, lo, hi, filters), dtype)
+
+
+CASES = [
+    # eval: shorter side 256, the long axis a fractional (sub-pixel) ROI
+    ((375, 500), (256, 341), (0.0, 0.25), (375.0, 499.75), "triangular", 2.0),
+    ((375, 500), (224, 224), (0.0, 0.0), (375.0, 500.0), "triangular", 2.0),
+    ((120, 90), (300, 200), (0.0, 0.0), (120.0, 90.0), "triangular", 2.0),  # upscale
+    ((217, 283), (100, 133), (0.0, 0.0), (217.0, 283.0), "cubic", 4.0),
+    ((217, 283), (100, 133), (0.0, 0.0), (217.0, 283.0), "lanczos3", 6.0),
+    ((217, 283), (100, 133), (0.0, 0.0), (217.0, 283.0), "gaussian", 3.0),
+    ((217, 283), (90, 70), (150.7, 10.5), (10.25, 200.3), "triangular", 2.0),  # mirrored y
+    ((60, 80), (40, 50), (-7.5, -3.0), (70.0, 95.5), "triangular", 2.0),  # ROI past the edges
+    ((50, 40), (1, 1), (0.0, 0.0), (50.0, 40.0), "triangular", 2.0),
+    ((9, 700), (5, 601), (0.0, 0.0), (9.0, 700.0), "cubic", 4.0),  # a block wider than the rows
+]
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize(("shape", "out", "lo", "hi", "kind", "base"), CASES)
+def test_band_equals_the_exact_resampler(shape, out, lo, hi, kind, base, channels):
+    x = _image(*shape, channels, seed=sum(shape))
+    f = tuple(_aa(kind, base, hi[d] - lo[d], out[d]) for d in range(2))
+    got = B.band_resize(x, out, lo, hi, f, U8)
+    ref = _exact(x, out, lo, hi, f)
+    assert got.shape == ref.shape == (*out, channels) and got.dtype == U8
+    diff = np.abs(got.astype(int) - ref)
+    assert diff.max() <= 1 and diff.mean() < 1e-3  # float summation order only
+
+
+def test_float_output_and_float_input():
+    x = _image(75, 100)
+    f = (_aa("triangular", 2.0, 75, 30), _aa("triangular", 2.0, 100, 40))
+    args = ((30, 40), (0.0, 0.0), (75.0, 100.0), f)
+    ref = R._generic(x, "HWC", *args)
+    got = B.band_resize(x, *args, np.dtype(np.float32))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ref, atol=1e-3)
+    got_f = B.band_resize(x.astype(np.float32), *args, np.dtype(np.float32))
+    np.testing.assert_allclose(got_f, ref, atol=1e-3)
+    # (kind, support) pairs are accepted as filters too
+    pairs = tuple((a.kind, a.support) for a in f)
+    assert np.array_equal(B.band_resize(x, *args[:3], pairs, U8), B.band_resize(x, *args, U8))
+
+
+def test_wide_images_are_cut_into_column_chunks_with_the_same_result(monkeypatch):
+    x = _image(64, 90)
+    f = (_aa("triangular", 2.0, 64, 20), _aa("triangular", 2.0, 90, 33))
+    args = ((20, 33), (0.0, 0.0), (64.0, 90.0), f, U8)
+    whole = B.band_resize(x, *args)
+    monkeypatch.setattr(B, "_SGEMM_SINGLE", 64)  # forces a chunk of a few columns
+    assert np.array_equal(B.band_resize(x, *args), whole)
+
+
+def test_axis_band_is_the_clamped_coefficient_matrix():
+    flt = AxisFilter("triangular", 2.0 * 50 / 21)
+    band = B.axis_band(50, 21, -2.5, 52.0, flt.kind, flt.support)
+    nb, rows_per_block, width = band.weights.shape
+    assert rows_per_block == B.BLOCK and nb * B.BLOCK >= 21 and band.rows.shape == (nb, width)
+    assert band.rows.min() >= 0 and band.rows.max() < 50
+    dense = np.zeros((nb * B.BLOCK, 50))
+    for i in range(nb):
+        dense[i * B.BLOCK : (i + 1) * B.BLOCK, band.rows[i]] += band.weights[i]
+    idx, coeffs = axis_weights(50, 21, -2.5, 52.0, flt)
+    ref = np.zeros((21, 50))
+    for j in range(21):
+        for k in range(coeffs.shape[1]):
+            ref[j, min(max(idx[j] + k, 0), 49)] += coeffs[j, k]
+    np.testing.assert_allclose(dense[:21], ref, atol=1e-6)
+    assert not dense[21:].any()  # the padding rows of the last block weigh nothing
+    assert not band.weights.flags.writeable  # shared through the cache
+
+
+def test_resize_takes_the_band_path_for_uint8_sequences():
+    frames = np.stack([_image(40, 60, seed=s) for s in range(3)])
+    f = (_aa("cubic", 4.0, 40, 16), _aa("cubic", 4.0, 60, 25))
+    kw = {"out_size": (16, 25), "roi_lo": (0.0, 0.0), "roi_hi": (40.0, 60.0), "filters": f}
+    seq = R.resize(frames, "FHWC", **kw)
+    assert seq.shape == (3, 16, 25, 3)
+    for i in range(3):
+        assert np.array_equal(seq[i], R.resize(frames[i], "HWC", **kw))
+        assert (
+            np.abs(seq[i].astype(int) - _exact(frames[i], (16, 25), (0, 0), (40, 60), f)).max() <= 1
+        )
+
+
+def test_band_ok_refuses_what_it_does_not_handle():
+    lin = AxisFilter("triangular", 3.0)
+    nn = AxisFilter("nn", 1.0)
+    assert B.band_ok(np.zeros((4, 4, 3), np.uint8), (lin, lin))
+    assert not B.band_ok(np.zeros((4, 4, 3), np.float32), (lin, lin))  # float: exact numpy path
+    assert not B.band_ok(np.zeros((4, 4, 5), np.uint8), (lin, lin))
+    assert not B.band_ok(np.zeros((4, 4), np.uint8), (lin, lin))
+    assert not B.band_ok(np.zeros((4, 4, 3), np.uint8), (nn, lin))
