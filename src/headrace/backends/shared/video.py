@@ -107,6 +107,11 @@ def build_index(op: str, src: str | np.ndarray) -> VideoIndex:
 
 
 _local = threading.local()
+#: Every reformatter made, kept alive for the life of the process. After ``fork`` the child drops
+#: the other threads' thread-locals; freeing a reformatter there waits forever on swscale's
+#: worker threads, which the child does not have (a DataLoader worker forked after video decoding
+#: hung in ``sws_freeContext``). Held here, they are never freed in a child. One per thread.
+_REFORMATTERS: list[Any] = []
 
 
 def _rgb(frame: Any) -> np.ndarray:
@@ -118,6 +123,7 @@ def _rgb(frame: Any) -> np.ndarray:
         from av.video.reformatter import VideoReformatter
 
         r = _local.reformatter = VideoReformatter()
+        _REFORMATTERS.append(r)
     return r.reformat(frame, format="rgb24").to_ndarray()
 
 
