@@ -8,7 +8,6 @@ import sys
 import textwrap
 
 import pytest
-
 from tests._helpers.videos import has_av
 
 pytestmark = pytest.mark.skipif(not has_av(), reason="PyAV (av) is not installed")
