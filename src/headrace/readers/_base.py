@@ -241,10 +241,12 @@ def _stream(
     first data epoch ends (later epoch boundaries are not marked)."""
     first = True
     while True:
-        order = plan.order(epoch, pad)
-        for p in range(pos, len(order)):
-            after = (epoch, p + 1) if p + 1 < len(order) else (epoch + 1, 0)
-            yield int(order[p]), after
+        order = plan.order(epoch, pad).tolist()  # Python ints, fast to index
+        last = len(order) - 1
+        for p in range(pos, last):
+            yield order[p], (epoch, p + 1)
+        if pos <= last:
+            yield order[last], (epoch + 1, 0)
         if first:
             yield None
             first = False
