@@ -141,3 +141,28 @@ def test_direct_batches_cross_epochs_and_resume_exactly(tmp_path: Path) -> None:
     assert labels(again, 3) == rest
     seen = first + rest
     assert sorted(seen[:7]) == list(range(7)) and sorted(seen[7:14]) == list(range(7))
+
+
+@pytest.mark.parametrize("dont_use_mmap", [False, True])
+def test_several_bad_crcs_of_one_batch_across_files(tmp_path: Path, dont_use_mmap: bool) -> None:
+    """The data CRCs of a batch are compared together: every bad record (and only those) is
+    named, in order, whatever file it is in."""
+    paths, bad = [tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"], {(0, 2), (1, 0), (1, 3)}
+    for f, p in enumerate(paths):
+        offsets = write_tfrecord(p, [same_counts(10 * f + r) for r in range(5)])
+        data = bytearray(p.read_bytes())
+        for g, r in bad:
+            if g == f:
+                data[offsets[r] + 20] ^= 0x01  # one bit of the record's data
+        p.write_bytes(bytes(data))
+    args = {"path": paths, "features": FEATURES, "dont_use_mmap": dont_use_mmap}
+    with pytest.raises(TFRecordError, match=r"a\.tfrecord: record 2 at byte offset \d+: corrupt"):
+        list(TFRecord(**args).next_epoch(batch_size=10))
+    r = TFRecord(**args, on_error="skip")
+    with pytest.warns(UserWarning) as caught:
+        (step,) = r.next_epoch(batch_size=10, last_batch="partial")
+    assert [int(np.asarray(t)[0]) for t in step["label"].tensors] == [0, 1, 3, 4, 11, 12, 14]
+    assert [np.asarray(t).tobytes() for t in step["img"].tensors][4] == b"x" * 11
+    named = [str(w.message).split(": record ")[1].split(" at ")[0] for w in caught]
+    assert named == ["2", "0", "3"] and "b.tfrecord" in str(caught[2].message)
+    assert r.get_metadata()["skipped"] == 3

@@ -57,6 +57,7 @@ _MAX_STATE_INT = 1 << 62  # epochs, positions and counts of a state stay below t
 _GLOBAL_SHUFFLE_SEED = 0x5EED_F11E  # shuffle_after_epoch without seed: equal on every rank
 _MIX_ERROR = "Cannot mix `samples`, `batches` and `_run`/`__call__` on the same reader."
 _names = itertools.count()
+_STREAM_CHUNK = 4096  # samples of an epoch's order turned into Python ints at once
 
 
 class Dataset(Protocol):
@@ -242,9 +243,10 @@ def _stream(
     first = True
     while True:
         order = plan.order(epoch, pad)
-        for p in range(pos, len(order)):
-            after = (epoch, p + 1) if p + 1 < len(order) else (epoch + 1, 0)
-            yield int(order[p]), after
+        last = len(order) - 1
+        for lo in range(pos, last + 1, _STREAM_CHUNK):  # as Python ints, a chunk at a time
+            for p, index in enumerate(order[lo : lo + _STREAM_CHUNK].tolist(), lo):
+                yield index, ((epoch, p + 1) if p < last else (epoch + 1, 0))
         if first:
             yield None
             first = False

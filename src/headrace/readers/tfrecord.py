@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import array
 import mmap
+import operator
 import os
 import struct
 import threading
@@ -53,6 +54,7 @@ _WHAT = "readers.TFRecord"
 _HEAD = struct.Struct("<QI")  # length, masked CRC of the length
 _U32 = struct.Struct("<I")
 _Problem = tuple[str, type, BaseException | None]  # what is wrong, error class, cause
+_FEATURE_MAP = operator.attrgetter("features.feature")
 
 
 class _OpenFile:
@@ -183,56 +185,76 @@ class _TFRecordDataset:
             return TFRecordError(message, path, offset)
         return FileReadError(5, message, path)  # EIO
 
-    def _data(self, index: int) -> memoryview | _Problem:
-        """The record's checked ``Example`` bytes (a view of the map or of a fresh buffer), or
-        what is wrong with it."""
-        offset, size = self.offsets[index], self.sizes[index]
-        try:
-            file = self.files.get(self.file_ids[index])
-            if offset + size > file.size:  # never ask for more than the file holds
-                return (
-                    f"truncated record: the index says {size} bytes, the file ends "
-                    f"{file.size - offset} bytes after the record's start", TFRecordError, None,
-                )  # fmt: skip
-            if file.view is not None:
-                u8, view, base = file.u8, file.view, offset  # read in place in the map
-            else:
-                (u8, view), base = file.read(offset, size), 0
-                if len(view) != size:
-                    return (
-                        f"truncated record ({len(view)} of {size} bytes read)", TFRecordError, None
-                    )  # fmt: skip
-        except OSError as e:
-            if isinstance(e, FileReadError):
-                raise
-            return f"cannot read ({e.strerror or e})", OSError, e
-        length, length_crc = _HEAD.unpack_from(view, base)
-        expected = self._head_crcs.get(length)  # the header's CRC depends on the length only
-        if expected is None:
-            c = self._crc(u8[base : base + 8])
-            expected = (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-            if len(self._head_crcs) < _HEAD_CRC_CACHE:
-                self._head_crcs[length] = expected
-        if expected != length_crc:
-            return "corrupt record header (length CRC mismatch)", TFRecordError, None
-        if length + FRAMING != size:
-            return (
-                f"the record holds {length} bytes of data but the index gives it {size} bytes "
-                f"(expected {length + FRAMING}): a stale or wrong index file", TFRecordError, None,
-            )  # fmt: skip
-        start = base + HEADER
-        c = self._crc(u8[start : start + length])
-        (data_crc,) = _U32.unpack_from(view, start + length)
-        if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != data_crc:
-            return "corrupt record data (data CRC mismatch)", TFRecordError, None
-        return view[start : start + length]  # type: ignore[no-any-return]
+    def _records(self, indices: list[int]) -> list[memoryview | _Problem]:
+        """Each record's checked ``Example`` bytes (a view of the map or of a fresh buffer), or
+        what is wrong with it. The data CRCs are compared all at once at the end."""
+        out: list[memoryview | _Problem] = []
+        offsets, sizes, file_ids = self.offsets, self.sizes, self.file_ids
+        head_crcs, crc = self._head_crcs, self._crc
+        opened: dict[int, _OpenFile] = {}  # this batch's files
+        checked: list[int] = []  # positions in out of the records whose data CRC is pending
+        computed: list[int] = []
+        stored: list[int] = []
+        for index in indices:
+            offset, size, fid = offsets[index], sizes[index], file_ids[index]
+            try:
+                file = opened.get(fid)
+                if file is None:
+                    file = opened[fid] = self.files.get(fid)
+                if offset + size > file.size:  # never ask for more than the file holds
+                    out.append((
+                        f"truncated record: the index says {size} bytes, the file ends "
+                        f"{file.size - offset} bytes after the record's start", TFRecordError, None,
+                    ))  # fmt: skip
+                    continue
+                u8, view, base = file.u8, file.view, offset  # read in place in the map ...
+                if u8 is None or view is None:  # ... or with a positional read
+                    (u8, view), base = file.read(offset, size), 0
+                    if len(view) != size:
+                        out.append(
+                            (f"truncated record ({len(view)} of {size} bytes read)",
+                             TFRecordError, None)
+                        )  # fmt: skip
+                        continue
+            except OSError as e:
+                if isinstance(e, FileReadError):
+                    raise
+                out.append((f"cannot read ({e.strerror or e})", OSError, e))
+                continue
+            length, length_crc = _HEAD.unpack_from(view, base)
+            if head_crcs.get(length) != length_crc:  # the header's CRC depends on the length only
+                c = crc(u8[base : base + 8])
+                if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != length_crc:
+                    out.append(("corrupt record header (length CRC mismatch)", TFRecordError, None))
+                    continue
+                if len(head_crcs) < _HEAD_CRC_CACHE:
+                    head_crcs[length] = length_crc
+            if length + FRAMING != size:
+                out.append((
+                    f"the record holds {length} bytes of data but the index gives it {size} "
+                    f"bytes (expected {length + FRAMING}): a stale or wrong index file",
+                    TFRecordError, None,
+                ))  # fmt: skip
+                continue
+            start = base + HEADER
+            end = start + length
+            computed.append(crc(u8[start:end]))  # (releases the GIL)
+            stored.append(_U32.unpack_from(view, end)[0])
+            checked.append(len(out))
+            out.append(view[start:end])
+        if checked:
+            c = np.array(computed, np.uint64)
+            masked = (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+            for j in np.flatnonzero(masked != np.array(stored, np.uint64)).tolist():
+                out[checked[j]] = ("corrupt record data (data CRC mismatch)", TFRecordError, None)
+        return out
 
     def read_batch(self, indices: list[int], skip: bool) -> list[tuple[np.ndarray, ...] | None]:
         """The records' arrays, in order: each record's bytes are read and checked, parsed, then
         every feature is extracted for all records at once. A bad record raises its error
         naming the file and offset (the first bad one, in order), or is ``None`` with ``skip``.
         """
-        data = [self._data(i) for i in indices]
+        data = self._records(indices)
         fmaps = self._parse_together([d for d in data if type(d) is not tuple])
         if fmaps is None:  # one by one, to find the records that are not Examples
             parse = self._parse
@@ -289,7 +311,7 @@ class _TFRecordDataset:
             examples = self._parse_many(b"".join(parts)).examples
         except Exception:  # protobuf's DecodeError
             return None
-        return [e.features.feature for e in examples]
+        return list(map(_FEATURE_MAP, examples))
 
 
 def _field_head(n: int) -> bytes:

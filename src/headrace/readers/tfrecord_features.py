@@ -28,6 +28,7 @@ import itertools
 import math
 import operator
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -123,6 +124,8 @@ def batch_extractor(name: str, f: Feature) -> BatchExtractor:
     the usual case (every record holds the feature, with a count that fits) done at once."""
     one = record_extractor(name, f)
     field = LIST_FIELDS[f.type]
+    get = operator.methodcaller("get", name)
+    bytes_of, first = operator.attrgetter("bytes_list.value"), operator.itemgetter(0)
 
     def each(fmaps: list[Any]) -> list[np.ndarray | str]:
         return [one(fmap) for fmap in fmaps]
@@ -130,13 +133,13 @@ def batch_extractor(name: str, f: Feature) -> BatchExtractor:
     if f.type == tf_string:
 
         def extract_bytes(fmaps: list[Any]) -> list[np.ndarray | str]:
-            try:
-                values = [fmap.get(name).bytes_list.value for fmap in fmaps]
+            try:  # (map() over C callables: no Python frame per record)
+                values = list(map(bytes_of, map(get, fmaps)))
             except AttributeError:  # a record without the feature
                 return each(fmaps)
             if list(map(len, values)).count(1) != len(values):
                 return each(fmaps)
-            return [np.frombuffer(v[0], np.uint8) for v in values]
+            return list(map(np.frombuffer, map(first, values), repeat(np.uint8)))
 
         return extract_bytes
 
@@ -151,7 +154,7 @@ def batch_extractor(name: str, f: Feature) -> BatchExtractor:
         if not n:
             return []
         try:
-            values = [values_of(fmap.get(name)) for fmap in fmaps]
+            values = list(map(values_of, map(get, fmaps)))
         except AttributeError:  # a record without the feature
             return each(fmaps)
         counts = list(map(len, values))
