@@ -247,4 +247,10 @@ def test_bench_with_workers_and_result_line(folder: Path, capsys: pytest.Capture
     result = next(ln.split() for ln in lines if ln.startswith("RESULT"))
     assert result[:3] == ["RESULT", "headrace-w2x1", "eval"]
     assert float(result[3]) > 0 and float(result[4]) > 0
+    for pipeline in ("eval", "train"):  # the ceiling row: the libraries on a bare pool
+        args = ["--threads", "2", "--ceiling-only", "--result-line", "--pipeline", pipeline]
+        assert main(["bench", *common, *args]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        result = next(ln.split() for ln in lines if ln.startswith("RESULT"))
+        assert result[:3] == ["RESULT", "ceiling-t2", pipeline] and float(result[3]) > 0
     _no_leftovers()

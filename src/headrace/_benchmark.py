@@ -376,7 +376,7 @@ def pillow_eval(img: Any, size: int = CROP, resize_shorter: int = RESIZE_SHORTER
     return img.crop((left, top, left + size, top + size))
 
 
-def _rrc_window(w: int, h: int, rnd: random.Random) -> tuple[int, int, int, int]:
+def rrc_window(w: int, h: int, rnd: random.Random) -> tuple[int, int, int, int]:
     """torchvision ``RandomResizedCrop.get_params`` (scale 0.08-1, ratio 3/4-4/3, 10 tries)."""
     area = w * h
     log_ratio = (math.log(3 / 4), math.log(4 / 3))
@@ -400,7 +400,7 @@ def pillow_train(img: Any, rnd: random.Random, size: int = CROP) -> Any:
     """torchvision ``RandomResizedCrop(224)`` + ``RandomHorizontalFlip()`` on Pillow."""
     from PIL import Image
 
-    x, y, cw, ch = _rrc_window(*img.size, rnd)
+    x, y, cw, ch = rrc_window(*img.size, rnd)
     img = img.resize((size, size), Image.BILINEAR, box=(x, y, x + cw, y + ch))
     if rnd.random() < 0.5:
         img = img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
@@ -487,6 +487,7 @@ __all__ = [
     "pillow_eval",
     "pillow_train",
     "reset_peak_rss",
+    "rrc_window",
     "run_epochs",
     "summarize",
     "tree_peak_rss_mib",

@@ -8,14 +8,15 @@ time and peak memory are its own, and prints one parseable line per run::
 
 Configurations on a machine with C usable CPUs: ``headrace-t<T>`` (one process, T threads: 2, 4,
 8, ... up to C), ``headrace-w<N>x<T>`` (N worker processes of T threads: N = 2, 4, ... C/2 with
-T = 2, and N = C with T = 1) and ``dataloader-w<C>`` (PyTorch DataLoader + Pillow with C
-workers). The table at the end gives each configuration's ratio to the DataLoader.
+T = 2, and N = C with T = 1), ``ceiling-t<C>`` (the same libraries called directly on a pool of
+C threads, no framework: :mod:`headrace._ceiling`) and ``dataloader-w<C>`` (PyTorch DataLoader +
+Pillow with C workers). The table at the end gives each configuration's ratio to the DataLoader.
 
 Examples
 --------
 >>> [c.name for c in configurations(8)]  # doctest: +NORMALIZE_WHITESPACE
 ['headrace-t2', 'headrace-t4', 'headrace-t8', 'headrace-w2x2', 'headrace-w4x2', 'headrace-w8x1',
- 'dataloader-w8']
+ 'ceiling-t8', 'dataloader-w8']
 """
 
 from __future__ import annotations
@@ -36,11 +37,14 @@ class Config:
     threads: int
     workers: int
     baseline: bool = False
+    ceiling: bool = False
 
     @property
     def name(self) -> str:
         if self.baseline:
             return f"dataloader-w{self.workers}"
+        if self.ceiling:
+            return f"ceiling-t{self.threads}"
         if self.workers:
             return f"headrace-w{self.workers}x{self.threads}"
         return f"headrace-t{self.threads}"
@@ -63,13 +67,14 @@ def configurations(cpus: int) -> list[Config]:
     rows += [Config(2, n) for n in _powers(2, cpus // 2)]
     if cpus >= 2:
         rows.append(Config(1, cpus))
+    rows.append(Config(max(cpus, 1), 0, ceiling=True))
     rows.append(Config(1, max(cpus, 1), baseline=True))
     return rows
 
 
 def _name(args: argparse.Namespace) -> str:
     workers = args.workers or 0
-    return Config(args.threads or 1, workers, args.baseline_only).name
+    return Config(args.threads or 1, workers, args.baseline_only, args.ceiling_only).name
 
 
 def result_line(args: argparse.Namespace) -> int:
@@ -85,6 +90,14 @@ def result_line(args: argparse.Namespace) -> int:
         loader = bm.baseline_loader(
             images, pipeline, batch_size=args.batch_size, workers=workers, seed=args.seed,
             persistent=True,
+        )  # fmt: skip
+        count = lambda b: len(b[1])  # noqa: E731
+    elif args.ceiling_only:
+        from headrace._ceiling import CeilingLoader
+
+        loader = CeilingLoader(
+            images, pipeline, batch_size=args.batch_size, threads=args.threads or 1,
+            seed=args.seed,
         )  # fmt: skip
         count = lambda b: len(b[1])  # noqa: E731
     else:
@@ -134,6 +147,8 @@ def run_scaling(args: argparse.Namespace) -> int:
             ]  # fmt: skip
             if c.baseline:
                 cmd.append("--baseline-only")
+            if c.ceiling:
+                cmd.append("--ceiling-only")
             proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
             fields: dict[str, list[str]] = {}
             for line in proc.stdout.splitlines():

@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--result-line", action="store_true", help=argparse.SUPPRESS)
     b.add_argument("--baseline-only", action="store_true", help=argparse.SUPPRESS)
+    b.add_argument("--ceiling-only", action="store_true", help=argparse.SUPPRESS)
     b.add_argument("--epochs", type=_positive, default=3, help="the first one counts as warm-up")
     b.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     b.add_argument(
