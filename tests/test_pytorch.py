@@ -247,12 +247,12 @@ def test_random_resized_crop_window_rule() -> None:
     rnd = random.Random(0)
     for w, h in [(500, 375), (100, 300), (640, 100)]:
         for _ in range(200):
-            x, y, cw, ch = bm._rrc_window(w, h, rnd)
+            x, y, cw, ch = bm.rrc_window(w, h, rnd)
             assert 0 <= x and 0 <= y and x + cw <= w and y + ch <= h and cw > 0 and ch > 0
     # a very wide image falls back to the centred crop with the largest allowed ratio
-    assert bm._rrc_window(10_000, 10, random.Random(0)) == ((10_000 - 13) // 2, 0, 13, 10)
+    assert bm.rrc_window(10_000, 10, random.Random(0)) == ((10_000 - 13) // 2, 0, 13, 10)
     # windows cover 8 %-100 % of the area with ratios in [3/4, 4/3] when they fit
-    x, y, cw, ch = bm._rrc_window(500, 375, random.Random(1))
+    x, y, cw, ch = bm.rrc_window(500, 375, random.Random(1))
     assert 0.08 * 500 * 375 * 0.9 <= cw * ch <= 500 * 375 and 0.7 <= cw / ch <= 1.4
 
 
