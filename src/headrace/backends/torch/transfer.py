@@ -1,10 +1,12 @@
-"""Host-to-device uploads that never make the host wait for the GPU.
+"""Host-to-device uploads of operator parameters that never make the host wait for the GPU.
 
-A copy from pageable host memory to a CUDA device first waits for the stream's earlier work, so
-an operator that uploads a parameter that way stalls the host until the GPU catches up.
-:func:`upload` stages the data in pinned memory (torch's caching host allocator, which keeps a
-block until the copy that reads it has finished) and copies asynchronously on the current stream.
-On the CPU (and in fake-GPU mode) it is a zero-copy ``torch.from_numpy``.
+A blocking copy (``tensor.to(device)``) waits for the stream's earlier work, so an operator that
+uploads a parameter that way stalls the host until the GPU catches up. :func:`upload` copies
+asynchronously on the current stream (``non_blocking=True``). Parameters are small, so they are
+copied from pageable memory, which CUDA stages at once (the source may be freed right away);
+pinning each one instead went through the caching host allocator on every call, whose blocks
+stay busy while the GPU runs behind the host (see the issue notes: the H200 run with pinned
+uploads was slower). On the CPU (and in fake-GPU mode) it is a zero-copy ``torch.from_numpy``.
 
 Examples
 --------
@@ -43,7 +45,7 @@ def upload(data: Any, device: torch.device, dtype: torch.dtype | None = None) ->
         t = torch.as_tensor(np.ascontiguousarray(data), dtype=dtype)
     if device.type != "cuda":
         return t
-    return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device, non_blocking=True)
 
 
 __all__ = ["upload"]
