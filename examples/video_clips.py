@@ -27,27 +27,26 @@ import tempfile
 import numpy as np
 
 import headrace as ndd
+from headrace.sample_data import write_video
 
 
 def write_dataset(folder: str, per_class: int, frames: int) -> None:
     """Two classes of small H.264 videos: a square moving right (0) or down (1)."""
-    import av
+
+    def frame(label: int, k: int) -> np.ndarray:
+        img = np.full((96, 128, 3), 30, np.uint8)
+        x, y = (4 + 3 * k, 40) if label == 0 else (60, 4 + 2 * k)
+        img[y % 80 : y % 80 + 16, x % 112 : x % 112 + 16] = (250, 200, 40)
+        return img
 
     for label, name in enumerate(("right", "down")):
         os.makedirs(os.path.join(folder, name), exist_ok=True)
         for i in range(per_class):
-            path = os.path.join(folder, name, f"clip_{i}.mp4")
-            with av.open(path, "w") as c:
-                s = c.add_stream("libx264", rate=25, options={"crf": "18", "g": "12"})
-                s.width, s.height, s.pix_fmt = 128, 96, "yuv420p"
-                for k in range(frames + 4 * i):
-                    img = np.full((96, 128, 3), 30, np.uint8)
-                    x, y = (4 + 3 * k, 40) if label == 0 else (60, 4 + 2 * k)
-                    img[y % 80 : y % 80 + 16, x % 112 : x % 112 + 16] = (250, 200, 40)
-                    for p in s.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
-                        c.mux(p)
-                for p in s.encode():
-                    c.mux(p)
+            write_video(
+                os.path.join(folder, name, f"clip_{i}.mp4"),
+                (frame(label, k) for k in range(frames + 4 * i)),
+                codec="libx264", options={"crf": "18", "g": "12"},
+            )  # fmt: skip
 
 
 def main() -> None:

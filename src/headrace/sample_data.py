@@ -32,7 +32,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -585,6 +585,53 @@ def coco_folder(
     return _cached_folder(base, name, params, write)
 
 
+def write_video(
+    path: str | os.PathLike[str],
+    frames: Iterable[np.ndarray],
+    *,
+    codec: str = "ffv1",
+    rate: int = 25,
+    pix_fmt: str | None = None,
+    options: dict[str, str] | None = None,
+) -> Path:
+    """Write RGB ``H x W x 3`` uint8 ``frames`` as a video file with PyAV (``headrace[video]``).
+
+    The default codec, FFV1 (lossless; use a ``.mkv`` name), decodes back to the same pixels; pass
+    ``codec="libx264"`` (``.mp4``) for the usual lossy kind.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import headrace as ndd
+    >>> p = write_video(Path(tempfile.mkdtemp()) / "a.mkv",
+    ...                 [np.full((16, 32, 3), k, np.uint8) for k in range(4)])
+    >>> r = ndd.readers.Video(filenames=[p], sequence_length=4)
+    >>> [np.asarray(v)[:, 0, 0, 0].tolist() for (v,) in r.next_epoch()]
+    [[0, 1, 2, 3]]
+    """
+    try:
+        import av
+    except ImportError as e:
+        raise ImportError(
+            "write_video needs PyAV: pip install headrace[video]  (or: pip install 'av>=12')."
+        ) from e
+    path = Path(path)
+    default_fmt = {"ffv1": "bgr0", "mjpeg": "yuvj420p"}.get(codec, "yuv420p")
+    with av.open(str(path), "w") as c:
+        stream = None
+        for img in frames:
+            if stream is None:
+                stream = c.add_stream(codec, rate=rate, options=options or {})
+                stream.height, stream.width = img.shape[:2]
+                stream.pix_fmt = pix_fmt or default_fmt
+            for packet in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
+                c.mux(packet)
+        if stream is not None:
+            for packet in stream.encode():
+                c.mux(packet)
+    return path
+
+
 __all__ = [
     "AUDIO_CLASSES",
     "AUDIO_FORMAT_VERSION",
@@ -600,4 +647,5 @@ __all__ = [
     "synthetic_audio",
     "synthetic_detection_image",
     "synthetic_image",
+    "write_video",
 ]

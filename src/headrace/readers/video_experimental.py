@@ -137,18 +137,11 @@ class Video(Reader):
 
     Examples
     --------
-    >>> import av, pathlib, tempfile, numpy as np
+    >>> import pathlib, tempfile, numpy as np
     >>> import headrace as ndd
+    >>> from headrace.sample_data import write_video
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> with av.open(str(d / "a.mkv"), "w") as c:
-    ...     s = c.add_stream("ffv1", rate=25)
-    ...     s.width, s.height, s.pix_fmt = 32, 16, "bgr0"
-    ...     for k in range(7):
-    ...         img = np.full((16, 32, 3), k, np.uint8)
-    ...         for p in s.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
-    ...             c.mux(p)
-    ...     for p in s.encode():
-    ...         c.mux(p)
+    >>> _ = write_video(d / "a.mkv", [np.full((16, 32, 3), k, np.uint8) for k in range(7)])
     >>> r = ndd.experimental.readers.Video(filenames=[d / "a.mkv"], sequence_length=3,
     ...                                    pad_mode="edge", enable_frame_num="sequence")
     >>> [(np.asarray(v)[:, 0, 0, 0].tolist(), np.asarray(n).tolist()) for v, n in r.next_epoch()]

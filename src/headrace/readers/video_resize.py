@@ -63,18 +63,11 @@ class VideoResize(Video):
 
     Examples
     --------
-    >>> import av, pathlib, tempfile, numpy as np
+    >>> import pathlib, tempfile, numpy as np
     >>> import headrace as ndd
+    >>> from headrace.sample_data import write_video
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> with av.open(str(d / "a.mkv"), "w") as c:
-    ...     s = c.add_stream("ffv1", rate=25)
-    ...     s.width, s.height, s.pix_fmt = 32, 16, "bgr0"
-    ...     for k in range(6):
-    ...         img = np.full((16, 32, 3), 10 * k, np.uint8)
-    ...         for p in s.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
-    ...             c.mux(p)
-    ...     for p in s.encode():
-    ...         c.mux(p)
+    >>> _ = write_video(d / "a.mkv", [np.full((16, 32, 3), 10 * k, np.uint8) for k in range(6)])
     >>> r = ndd.readers.VideoResize(filenames=[d / "a.mkv"], sequence_length=3,
     ...                             resize_x=16, resize_y=8)
     >>> [(v.shape, np.asarray(v)[:, 0, 0, 0].tolist()) for (v,) in r.next_epoch()]
