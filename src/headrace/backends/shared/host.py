@@ -175,6 +175,19 @@ beta = random_kernel(draw_beta, _dt.float32)
 
 
 # --- image decoding ----------------------------------------------------------------------------
+def encoded_samples(kc: KernelContext, x: Batch) -> list[Any]:
+    """The samples of a decoder's input, checked to be encoded bytes (1-D uint8)."""
+    samples = x._samples
+    assert samples is not None
+    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
+        raise InvalidArgumentError(
+            f"{kc.name}: the input must be encoded bytes (1-D uint8), got {x._dtype} with "
+            f"{samples[0].ndim if samples else 0} dimensions. Read files with "
+            "ndd.readers.File or ndd.io.file.read."
+        )
+    return samples
+
+
 def image(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     """Decode every sample (its window ``v["roi"][i]`` when given) on the worker threads.
 
@@ -184,14 +197,7 @@ def image(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     ``on_error="skip"``.
     """
     x = ins[0]
-    samples = x._samples
-    assert samples is not None
-    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
-        raise InvalidArgumentError(
-            f"{kc.name}: the input must be encoded bytes (1-D uint8), got {x._dtype} with "
-            f"{samples[0].ndim if samples else 0} dimensions. Read files with "
-            "ndd.readers.File or ndd.io.file.read."
-        )
+    samples = encoded_samples(kc, x)
     kw = v["codec"]
     rois = v["roi"]
     skip = v["on_error"] == "skip"

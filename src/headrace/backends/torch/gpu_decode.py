@@ -45,6 +45,7 @@ from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.errors import BackendUnavailableError, DecodeError, InvalidArgumentError
 from headrace._dispatch.kernel_context import KernelContext, annotate
+from headrace.backends.shared.host import encoded_samples
 from headrace.backends.torch.gpu_decode_backends import (
     Job,
     decode_nvimgcodec,
@@ -101,14 +102,7 @@ def image(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     plus ``hw_decoder_load`` and ``jpeg_fancy_upsampling`` for nvImageCodec.
     """
     x = ins[0]
-    samples = x._samples
-    assert samples is not None
-    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
-        raise InvalidArgumentError(
-            f"{kc.name}: the input must be encoded bytes (1-D uint8), got {x._dtype} with "
-            f"{samples[0].ndim if samples else 0} dimensions. Read files with "
-            "ndd.readers.File or ndd.io.file.read."
-        )
+    samples = encoded_samples(kc, x)
     target = kc.device.torch_device()
     backend = backend_for(target)
     outs: list[Any] = [None] * len(samples)
