@@ -253,11 +253,27 @@ def mel_params(
     mat = mel_matrix(nfilter, int(shape[ax]), sample_rate, freq_low, hi, mel_formula, normalize)
     out = list(shape)
     out[ax] = nfilter
-    nz = mat != 0
-    bands = tuple(
-        (int(r.argmax()), int(len(r) - r[::-1].argmax())) if r.any() else (0, 0) for r in nz
-    )
-    return KernelPlan(tuple(out), _F32, {"matrix": mat, "axis": ax, "bands": bands})
+    return KernelPlan(tuple(out), _F32, {"matrix": mat, "axis": ax, "blocks": row_blocks(mat)})
+
+
+def row_blocks(mat: np.ndarray, rows_per_block: int = 8) -> tuple[tuple[int, int, int, int], ...]:
+    """``(row0, row1, col0, col1)`` blocks of consecutive rows of a banded ``mat`` (a filter
+    bank: each row is zero outside a short run of columns) with the columns where any of those
+    rows is non-zero. ``mat[r0:r1, c0:c1] @ x[c0:c1]`` over the blocks is ``mat @ x`` in a few
+    matrix products that release the GIL, with ~1/4 of the dense multiply-adds for 64 mel bands.
+
+    Examples
+    --------
+    >>> row_blocks(np.array([[1.0, 1, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0]]), rows_per_block=2)
+    ((0, 2, 0, 3), (2, 3, 0, 0))
+    """
+    blocks = []
+    for r0 in range(0, mat.shape[0], rows_per_block):
+        r1 = min(r0 + rows_per_block, mat.shape[0])
+        cols = np.flatnonzero((mat[r0:r1] != 0).any(axis=0))
+        c0, c1 = (int(cols[0]), int(cols[-1]) + 1) if cols.size else (0, 0)
+        blocks.append((r0, r1, c0, c1))
+    return tuple(blocks)
 
 
 # --- to_decibels, mfcc ----------------------------------------------------------------------------

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import cv2
@@ -192,10 +193,7 @@ def _stats(
         var = ssq / max(count - ddof, 1) if count - ddof > 0 else np.zeros_like(ssq)
     else:
         var = np.square(np.asarray(stddev, np.float64))
-    var = var + epsilon
-    with np.errstate(divide="ignore"):
-        inv = np.where(var > 0, 1.0 / np.sqrt(var), 0.0)
-    return mean, inv
+    return mean, _reciprocal_std(var + epsilon, 1.0)
 
 
 def _axis_sums(v: np.ndarray, axes: tuple[int, ...], square: bool = False) -> np.ndarray:
@@ -209,11 +207,17 @@ def _axis_sums(v: np.ndarray, axes: tuple[int, ...], square: bool = False) -> np
             sums = np.einsum("ij->j", flat, dtype=np.float64)
         return sums.reshape((1,) * k + v.shape[k:])
     src = np.square(v) if square else v
-    return src.sum(axis=axes, keepdims=True, dtype=np.float64)
+    return np.add.reduce(src, axis=axes, keepdims=True, dtype=np.float64)
 
 
 def _kept_size(x: np.ndarray, axes: tuple[int, ...]) -> int:
-    return int(np.prod([x.shape[i] for i in range(x.ndim) if i not in axes], dtype=np.int64))
+    return math.prod(x.shape[i] for i in range(x.ndim) if i not in axes)
+
+
+def _reciprocal_std(var: np.ndarray, scale: float) -> np.ndarray:
+    """``scale / sqrt(var)`` where ``var > 0``, else 0 (no warnings raised)."""
+    std = np.sqrt(var)
+    return np.divide(scale, std, out=np.zeros_like(std), where=std > 0)
 
 
 def _apply_norm(x, mean, inv, scale: float, shift: float, dtype: np.dtype) -> np.ndarray:
@@ -258,10 +262,7 @@ def normalize(
         var = ssq / (count - ddof) if count - ddof > 0 else np.zeros_like(ssq)
     else:
         var = np.square(np.asarray(stddev, np.float64))
-    var = var + epsilon
-    with np.errstate(divide="ignore"):
-        inv = np.where(var > 0, 1.0 / np.sqrt(var), 0.0)
-    v *= (inv * scale).astype(_F32)
+    v *= _reciprocal_std(var + epsilon, scale).astype(_F32)
     if shift:
         v += _F32(shift)
     return saturate(v, np.dtype(dtype), overwrite=True)

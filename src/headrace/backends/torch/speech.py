@@ -96,9 +96,9 @@ def matrix_along_axis(
     *,
     matrix: np.ndarray,
     axis: int,
-    bands: tuple[tuple[int, int], ...] | None = None,
+    blocks: tuple[tuple[int, int, int, int], ...] | None = None,
 ) -> torch.Tensor:
-    """``matrix @ x`` along ``axis`` (mel filter banks, DCTs; ``bands`` is not needed: one
+    """``matrix @ x`` along ``axis`` (mel filter banks, DCTs; ``blocks`` is not needed: one
     dense product)."""
     v = torch.movedim(x.to(_F32), axis, -1)
     return torch.movedim(v @ _mat(matrix, v).T, -1, axis).contiguous()
