@@ -39,7 +39,7 @@ class Invocation:
 
     __slots__ = (
         "_claim", "_finished", "deferred", "done", "error", "fn", "meta", "name", "results",
-        "site",
+        "site", "stage",
     )  # fmt: skip
 
     def __init__(
@@ -49,8 +49,10 @@ class Invocation:
         site: _callsite.CallSite | None,
         meta: tuple[Any, ...] | None = None,
         deferred: bool = False,
+        stage: Any = None,
     ) -> None:
         self.fn: Callable[[], tuple[Any, ...]] | None = fn
+        self.stage = stage  # a chainable planned call (``_dispatch.chain.Stage``), else None
         self.name = name
         self.site = site
         self.meta = meta
@@ -89,6 +91,7 @@ class Invocation:
             self.results, self.error = results, error
             self.done = True
             self.fn = None
+            self.stage = None
             if error is None:
                 self.site = ()
         finally:
@@ -98,6 +101,29 @@ class Invocation:
                     self._finished.release()
                 except RuntimeError:  # released already
                     pass
+
+    def claim(self) -> bool:
+        """Claim the run for this thread without running it (a chain runs it: see
+        ``_dispatch.chain``); the claimer must then call :meth:`complete` or
+        :meth:`run_claimed`. False when done or claimed elsewhere."""
+        return not self.done and self._claimed_here()
+
+    def run_claimed(self) -> None:
+        """Run a call this thread claimed."""
+        if not self.done:
+            self._run()
+
+    def complete(self, results: tuple[Any, ...]) -> None:
+        """Finish a call this thread claimed with ``results`` computed elsewhere."""
+        self.results, self.error = results, None
+        self.done = True
+        self.fn = None
+        self.stage = None
+        self.site = ()
+        try:
+            self._finished.release()
+        except RuntimeError:  # released already
+            pass
 
     def try_run(self) -> bool:
         """Run now if nobody has claimed it. Returns True when this thread ran it."""

@@ -35,6 +35,7 @@ from headrace._core.invocation import Invocation, in_worker
 from headrace._core.proxy import Proxy
 from headrace._core.tensor import Tensor, _device_of
 from headrace._dispatch.args import ArgDict, PerSample
+from headrace._dispatch.chain import Stage, can_stage, run_chain
 from headrace._dispatch.hooks import NOT_CAPTURED
 from headrace._dispatch.hooks import _local as _hook_local
 from headrace._dispatch.kernel_context import KernelContext
@@ -202,11 +203,11 @@ def _launch(
     # the stream is chosen at the call (the executor thread has other thread-local settings)
     stream = _call_stream(ctx, dev) if dev.device_type == "gpu" and _real_gpu_count() else None
 
-    def body() -> tuple[Batch, ...]:
-        kc = KernelContext(name, ctx, dev, n, rng_words, module, stream)
-        batches = [None if x is None else _as_input_batch(x, n, dev, schema, stream) for x in ins]
-        if batches and batches[0] is not None:
-            kc.sources = batches[0]._sources
+    def kernel_context() -> KernelContext:
+        return KernelContext(name, ctx, dev, n, rng_words, module, stream)
+
+    def resolved_vals() -> ArgDict:
+        """The arguments with per-sample argument batches resolved (idempotent)."""
         if lazy_args:
             for k, v in lazy_args:
                 r = vals[k] = _resolve_arg(schema, k, v, n, stream)
@@ -214,6 +215,26 @@ def _launch(
                     vals.per_sample = True
             if schema.check is not None:
                 schema.check(vals)
+        return vals
+
+    def input_batch(x: Tensor | Batch) -> Batch:
+        return _as_input_batch(x, n, dev, schema, stream)
+
+    stage = None
+    if b.batch_mode and can_stage(schema.planned, module, schema.kernel, dev, ins, stream):
+        pixel = getattr(module, schema.kernel)
+        stage = Stage(name, schema.planned, pixel, ins[0], resolved_vals, kernel_context, ctx)  # type: ignore[arg-type]
+
+    def body() -> tuple[Batch, ...]:
+        if stage is not None:
+            chained = run_chain(stage, input_batch)
+            if chained is not None:
+                return chained
+        kc = kernel_context()
+        batches = [None if x is None else input_batch(x) for x in ins]
+        if batches and batches[0] is not None:
+            kc.sources = batches[0]._sources
+        resolved_vals()
         outs = kern(kc, batches, vals)
         if stream is not None:
             _mark_outputs(outs, stream)
@@ -243,7 +264,9 @@ def _launch(
             inv = Invocation.failed(e, name)
             return _lazy_outputs(inv, n, batch_mode, schema.out_devices(dev), num_outputs)
         return _wrap_outputs(outs, batch_mode, num_outputs)
-    inv = Invocation(run, name, _callsite.capture(3), deferred=mode is EvalMode.deferred)
+    inv = Invocation(
+        run, name, _callsite.capture(3), deferred=mode is EvalMode.deferred, stage=stage
+    )
     n_out = None if vals.get("on_error") == "skip" else n  # skipping may shrink the batch
     res = _lazy_outputs(inv, n_out, batch_mode, schema.out_devices(dev), num_outputs)
     if mode is EvalMode.eager:

@@ -100,6 +100,11 @@ class Planned:
         gets one contiguous run of samples.
     dense : bool
         The pixel kernel takes ``out=``: equal-shaped outputs go into one dense batch array.
+    chainable : bool or callable, optional
+        Whether the call may run sample-major with its neighbours (:mod:`.chain`). ``None``
+        (default): when there is neither ``prepare`` nor ``whole_batch``; ``True``: ``prepare``
+        reads only the arguments; ``chainable(args)``: decided per call (``whole_batch`` is
+        used only when it says no).
     """
 
     plan: Callable[..., Any]
@@ -110,6 +115,18 @@ class Planned:
     whole_batch: Callable[..., list[Any] | None] | None = None
     light: bool = False
     dense: bool = False
+    chainable: bool | Callable[[Vals], bool] | None = None
+
+    def chains_statically(self) -> bool:
+        """Whether calls may ever run in a chain."""
+        if self.chainable is None:
+            return self.prepare is None and self.whole_batch is None
+        return self.chainable is not False
+
+    def chains(self, args: Vals) -> bool:
+        """Whether a call with ``args`` may run in a chain."""
+        c = self.chainable
+        return self.chains_statically() if c is None or isinstance(c, bool) else bool(c(args))
 
 
 def default_layout(layout: str | None, ndim: int, defaults: Mapping[int, str] | None) -> str | None:
@@ -295,7 +312,7 @@ def run_plans(
         and len(samples) > 1
         and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
     )
-    slab = _dense_slab(kc, plans) if spec.dense else None
+    slab = dense_slab(kc, plans) if spec.dense else None
     masked = type(mask) is PerSample or not mask
 
     def run(i: int) -> Any:
@@ -322,7 +339,7 @@ def wrap(kc: KernelContext, outs: list[Any], plans: Sequence[Any], x: Batch, out
     return Batch._wrap(outs, dt, out_lay, kc.device, dense=slab)
 
 
-def _dense_slab(kc: KernelContext, plans: Sequence[Any]) -> np.ndarray | None:
+def dense_slab(kc: KernelContext, plans: Sequence[Any]) -> np.ndarray | None:
     """One ``(N, *shape)`` CPU array for the outputs when every sample's plan agrees on them,
     so ``Batch.torch()`` needs no stacking copy."""
     if kc.device.device_type != "cpu" or not plans:

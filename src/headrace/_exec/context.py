@@ -237,6 +237,7 @@ class _Executor:
 
     _POLL = 0.001
     _ACTIVE = 1.0
+    _CHAIN_WAIT = 0.0005
 
     def __init__(self) -> None:
         self._queue: collections.deque[Invocation] = collections.deque()
@@ -290,6 +291,8 @@ class _Executor:
                         self._long_sleep = True
                         return
                 continue
+            if inv.stage is not None and _consumed_next(inv, q, self._CHAIN_WAIT):
+                continue  # its consumer, next in line, runs both sample-major (_dispatch.chain)
             inv.try_run()
 
     def drain(self) -> None:
@@ -300,6 +303,21 @@ class _Executor:
             except IndexError:
                 break
             inv.try_run()
+
+
+def _consumed_next(inv: Invocation, q: collections.deque[Invocation], wait: float) -> bool:
+    """Whether the next queued call is a chain stage reading ``inv``'s output (waiting up to
+    ``wait`` seconds for one to be queued: a script queues its next call within ~50 µs)."""
+    if not q:
+        deadline = time.monotonic() + wait
+        while not q and time.monotonic() < deadline:
+            time.sleep(wait / 10)
+    try:
+        nxt = q[0]
+    except IndexError:
+        return False
+    st = nxt.stage
+    return st is not None and st.producer() is inv
 
 
 class EvalContext:

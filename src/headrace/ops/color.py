@@ -159,7 +159,12 @@ NORMALIZE = _schema(
     Arg("epsilon", to_float, 0.0, doc="Added to the variance."),
     Arg("ddof", to_int, 0, doc="Delta degrees of freedom of the variance."),
     Arg("dtype", to_dtype, None, doc="Output type (default float32)."),
-    planned=Planned(P.normalize_params, prepare=_normalize_prepare, whole_batch=_normalize_batch),
+    planned=Planned(
+        P.normalize_params,
+        prepare=_normalize_prepare,
+        whole_batch=_normalize_batch,
+        chainable=lambda vals: not _batch_stats(vals),  # per-sample statistics
+    ),
 )
 LOOKUP_TABLE = _schema(
     "lookup_table",

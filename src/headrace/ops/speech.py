@@ -84,7 +84,12 @@ PREEMPHASIS_FILTER = _schema(
 )
 SPECTROGRAM = _schema(
     "spectrogram",
-    Planned(P.spectrogram_params, prepare=_spectrogram_args, out_layout=_spectrogram_layout),
+    Planned(
+        P.spectrogram_params,
+        prepare=_spectrogram_args,
+        out_layout=_spectrogram_layout,
+        chainable=True,  # the prepare step renames an argument
+    ),
     Arg("nfft", to_int, None, doc="FFT size (default: window_length)."),
     Arg("window_length", to_int, 512, doc="Window size in samples."),
     Arg("window_step", to_int, 256, doc="Hop between windows in samples."),

@@ -1,0 +1,128 @@
+"""Sample-major chains of planned operators (``headrace._dispatch.chain``).
+
+A chain must give exactly the results of running its calls one by one (``sync_cpu`` runs each
+call at once, so it never chains), keep every intermediate result usable, and raise a failing
+stage's error from that stage, naming the operator and the sample.
+"""
+
+import numpy as np
+import pytest
+
+import headrace as ndd
+import headrace._dispatch.chain as chain_mod
+from headrace._core.errors import ShapeError
+
+SR = 16000
+
+
+@pytest.fixture
+def chains(monkeypatch):
+    """The stage names of every chain that ran sample-major to the end during the test."""
+    seen: list[tuple[str, ...]] = []
+    real = chain_mod._run_sample_major
+
+    def spy(stages, input_batch):
+        out = real(stages, input_batch)  # raises when the chain gives up
+        seen.append(tuple(s.name for s in stages))
+        return out
+
+    monkeypatch.setattr(chain_mod, "_run_sample_major", spy)
+    return seen
+
+
+def _signals(n=6):
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(SR // 3, SR, n)
+    return [rng.normal(0, 0.1, k).astype(np.float32) for k in lengths]
+
+
+def _speech(x):
+    x = ndd.preemphasis_filter(x)
+    spec = ndd.spectrogram(x, nfft=512, window_length=400, window_step=160)
+    mel = ndd.mel_filter_bank(spec, nfilter=40, sample_rate=SR)
+    db = ndd.to_decibels(mel, cutoff_db=-80)
+    return spec, mel, ndd.normalize(db, axes=[1])
+
+
+def _arrays(b):
+    return [np.asarray(t) for t in b.evaluate().tensors]
+
+
+@pytest.mark.parametrize("mode", [ndd.EvalMode.eager, ndd.EvalMode.deferred])
+def test_speech_chain_equals_call_by_call(mode, chains):
+    sig = _signals()
+    with ndd.EvalMode.sync_cpu:
+        expected = [_arrays(b) for b in _speech(ndd.batch(sig))]
+    assert chains == []  # calls run at once never chain
+    with mode:
+        got = _speech(ndd.batch(sig))
+        last = _arrays(got[2])  # evaluating the last call runs the pending ones with it
+    assert any(len(c) >= 3 for c in chains), chains
+    for b, want in zip(got, expected):
+        have = last if b is got[2] else _arrays(b)  # intermediates stay usable
+        assert len(have) == len(want)
+        for h, w in zip(have, want):
+            assert h.shape == w.shape and h.dtype == w.dtype
+            np.testing.assert_array_equal(h, w)
+
+
+def test_image_chain_with_random_draws_equals_call_by_call(chains):
+    rng = np.random.default_rng(0)
+    imgs = [rng.integers(0, 256, (rng.integers(40, 90), rng.integers(40, 90), 3), np.uint8)
+            for _ in range(5)]  # fmt: skip
+
+    def pipe():
+        x = ndd.batch(imgs, layout="HWC")
+        r = ndd.random_resized_crop(x, size=(32, 32), rng=ndd.random.RNG(seed=7))
+        f = ndd.flip(r, horizontal=1)
+        return r, ndd.crop_mirror_normalize(f, crop=(24, 24), mean=[10.0], std=[3.0],
+                                            dtype=ndd.float32)  # fmt: skip
+
+    with ndd.EvalMode.sync_cpu:
+        want = [_arrays(b) for b in pipe()]
+    with ndd.EvalMode.deferred:
+        got = pipe()
+        last = _arrays(got[1])
+    assert chains and len(chains[-1]) == 3, chains
+    for h, w in zip(_arrays(got[0]) + last, want[0] + want[1]):
+        np.testing.assert_array_equal(h, w)
+
+
+def test_failing_stage_raises_its_own_error_and_keeps_earlier_results(chains):
+    imgs = [np.full((40, 40, 3), i, np.uint8) for i in range(4)]
+    imgs[2] = np.zeros((10, 10, 3), np.uint8)  # too small for the crop: refused, sample 2
+    with ndd.EvalMode.deferred:
+        x = ndd.batch(imgs, layout="HWC")
+        y = ndd.flip(x, horizontal=1)
+        z = ndd.crop(y, crop=(20, 20), out_of_bounds_policy="error")
+        w = ndd.flip(z, vertical=1)
+    with pytest.raises(ShapeError, match=r"^crop: sample 2: the window"):
+        w.evaluate()
+    assert chains == []  # the chain gave up; the calls ran one by one
+    flipped = _arrays(y)  # the stage before the failing one is intact
+    assert [a.shape for a in flipped] == [im.shape for im in imgs]
+    assert [int(a[0, 0, 0]) for a in flipped] == [0, 1, 0, 3]
+    with pytest.raises(ShapeError, match=r"^crop: sample 2"):
+        z.evaluate()
+
+
+def test_dense_outputs_and_types_survive_a_chain(chains):
+    imgs = [np.full((20, 30, 3), i, np.uint8) for i in range(4)]
+    with ndd.EvalMode.deferred:
+        x = ndd.resize(ndd.batch(imgs, layout="HWC"), size=(16, 16))
+        y = ndd.crop_mirror_normalize(x, dtype=ndd.float32, mean=[1.0], std=[2.0])
+        t = y.torch()
+    assert chains == [("resize", "crop_mirror_normalize")]
+    assert tuple(t.shape) == (4, 3, 16, 16) and y.layout == "CHW" and y.dtype is ndd.float32
+    for i in range(4):
+        assert float(t[i].mean()) == pytest.approx((i - 1.0) / 2.0)
+    assert x.dtype is ndd.uint8 and x.layout == "HWC"
+
+
+def test_batch_statistics_are_never_chained(chains):
+    sig = _signals(3)
+    with ndd.EvalMode.deferred:
+        y = ndd.normalize(ndd.preemphasis_filter(ndd.batch(sig)), batch=True)
+        got = np.concatenate([a.ravel() for a in _arrays(y)])
+    assert chains == []
+    assert abs(float(got.mean())) < 1e-5 and float(got.std()) == pytest.approx(1.0, rel=1e-4)
