@@ -11,6 +11,7 @@ from __future__ import annotations
 import mmap
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -97,9 +98,25 @@ class MappedFiles(PositionalFiles):
     ([99, 3, 4, 5], [99, 3, 4, 5], 2)
     """
 
+    #: How long a file's checked size is trusted (seconds): one ``fstat`` per file per batch,
+    #: not per sample (the check is racy either way; it catches files rewritten between reads).
+    SIZE_TTL = 0.005
+
     def __init__(self, paths: list[str]) -> None:
         super().__init__(paths)
         self._maps: dict[int, mmap.mmap | None] = {}
+        self._sizes: dict[int, tuple[int, float]] = {}  # file -> (size on disk, when checked)
+
+    def _holds(self, i: int, end: int) -> bool:
+        """Whether file ``i`` holds ``end`` bytes on disk now (its size checked at most
+        :attr:`SIZE_TTL` ago, or now when ``end`` is past what was seen)."""
+        seen = self._sizes.get(i)
+        now = time.monotonic()
+        if seen is not None and end <= seen[0] and now - seen[1] < self.SIZE_TTL:
+            return True
+        size = os.fstat(self._fd(i)).st_size
+        self._sizes[i] = (size, now)
+        return end <= size
 
     def _map(self, i: int) -> mmap.mmap | None:
         try:
@@ -115,7 +132,7 @@ class MappedFiles(PositionalFiles):
     def mapping(self, i: int, end: int) -> mmap.mmap | None:
         """The mapping of file ``i``, checked to hold ``end`` bytes (now, on disk too)."""
         m = self._map(i)
-        if end > (len(m) if m is not None else 0) or end > os.fstat(self._fd(i)).st_size:
+        if end > (len(m) if m is not None else 0) or not self._holds(i, end):
             raise EOFError(f"{self.paths[i]}: the file is shorter than {end} bytes")
         return m
 
@@ -125,7 +142,7 @@ class MappedFiles(PositionalFiles):
         if size == 0:
             return np.empty(0, dt)
         end = offset + size
-        if m is None or end > len(m) or end > os.fstat(self._fd(i)).st_size:
+        if m is None or end > len(m) or not self._holds(i, end):
             raise EOFError(f"{self.paths[i]}: {size} bytes at offset {offset} past the end")
         return np.frombuffer(m, dt, size // dt.itemsize, offset)
 
