@@ -36,7 +36,8 @@ def preemphasis_filter(
     out = np.empty(v.shape, _F32)
     if v.size:
         c = _F32(coeff)
-        np.subtract(v[1:], c * v[:-1], out=out[1:])
+        np.multiply(v[:-1], c, out=out[1:])
+        np.subtract(v[1:], out[1:], out=out[1:])
         first = {"zero": _F32(0), "clamp": v[0], "reflect": v[1] if v.size > 1 else v[0]}[border]
         out[0] = v[0] - c * first
     return out if np.dtype(dtype) == _F32 else saturate(out, np.dtype(dtype))
@@ -160,11 +161,17 @@ def to_decibels(
 ) -> np.ndarray:
     """``multiplier * log10(max(min_ratio, x / reference))``; reference 0: the maximum."""
     v = x.astype(_F32, copy=False)
-    ref = reference if reference != 0 else (float(v.max()) if v.size else 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = v / _F32(ref) if ref != 0 else np.ones_like(v)
-        out = _F32(multiplier) * np.log10(np.maximum(_F32(min_ratio), r))
-    return out.astype(_F32, copy=False)
+    ref = reference if reference != 0 else (float(np.maximum.reduce(v, None)) if v.size else 1.0)
+    lo = _F32(min_ratio)
+    r = np.divide(v, _F32(ref)) if ref != 0 else np.ones_like(v)
+    np.maximum(r, lo, out=r)
+    if lo > 0:  # every value is positive (or NaN): log10 raises no warning
+        np.log10(r, out=r)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.log10(r, out=r)
+    r *= _F32(multiplier)
+    return r
 
 
 def moving_power(x: np.ndarray, window: int) -> np.ndarray:
