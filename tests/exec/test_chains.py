@@ -5,6 +5,8 @@ call at once, so it never chains), keep every intermediate result usable, and ra
 stage's error from that stage, naming the operator and the sample.
 """
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -126,3 +128,33 @@ def test_batch_statistics_are_never_chained(chains):
         got = np.concatenate([a.ravel() for a in _arrays(y)])
     assert chains == []
     assert abs(float(got.mean())) < 1e-5 and float(got.std()) == pytest.approx(1.0, rel=1e-4)
+
+
+def test_an_interrupted_chain_leaves_its_calls_to_whoever_needs_them(monkeypatch):
+    imgs = [np.full((20, 30, 3), i, np.uint8) for i in range(4)]
+    real = chain_mod._run_sample_major
+    calls = []
+
+    def interrupted(stages, input_batch):
+        calls.append(len(stages))
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of the chain
+        return real(stages, input_batch)
+
+    monkeypatch.setattr(chain_mod, "_run_sample_major", interrupted)
+    got: list = []
+    alive = []
+    with ndd.EvalMode.deferred:
+        x = ndd.flip(ndd.batch(imgs, layout="HWC"), horizontal=1)
+        y = ndd.flip(x, vertical=1)
+        z = ndd.flip(y, horizontal=1)
+        try:
+            z.evaluate()  # the chain x -> y -> z is interrupted; z keeps the interruption
+        except KeyboardInterrupt:
+            t = threading.Thread(target=lambda: got.append(_arrays(y)))  # another thread needs y
+            t.start()
+            t.join(timeout=30)
+            alive.append(t.is_alive())
+    assert alive == [False], "not interrupted, or the interrupted chain kept its calls"
+    assert [int(a[0, 0, 0]) for a in got[0]] == [0, 1, 2, 3]
+    assert calls == [3, 2]  # x and y were given back, and the other thread chained them

@@ -108,6 +108,12 @@ class Invocation:
         :meth:`run_claimed`. False when done or claimed elsewhere."""
         return not self.done and self._claimed_here()
 
+    def unclaim(self) -> None:
+        """Give up a claim this thread holds on a call it has not run (an interrupted chain),
+        so that whoever needs the result next runs it."""
+        if not self.done and self._claim.get(0) == threading.get_ident():
+            self._claim.pop(0, None)
+
     def run_claimed(self) -> None:
         """Run a call this thread claimed."""
         if not self.done:

@@ -201,16 +201,21 @@ def run_chain(last: Stage, input_batch: Callable[[Batch], Batch]) -> tuple[Batch
         return None
     stages: list[Stage] = [inv.stage for inv in claimed] + [last]  # type: ignore[misc]
     try:
-        results = _run_sample_major(stages, input_batch)
-    except Exception:  # any failure: the call-by-call run below raises it properly
-        results = None
-    if results is None:
+        try:
+            results = _run_sample_major(stages, input_batch)
+        except Exception:  # any failure: the call-by-call run below raises it properly
+            results = None
+        if results is None:
+            for inv in claimed:
+                inv.run_claimed()
+            return None
+        for inv, out in zip(claimed, results[:-1]):
+            inv.complete((out,))
+        return (results[-1],)
+    except BaseException:  # interrupted (Ctrl-C): the calls not run go back to whoever needs them
         for inv in claimed:
-            inv.run_claimed()
-        return None
-    for inv, out in zip(claimed, results[:-1]):
-        inv.complete((out,))
-    return (results[-1],)
+            inv.unclaim()
+        raise
 
 
 def _run_sample_major(stages: list[Stage], input_batch: Callable[[Batch], Batch]) -> list[Batch]:
