@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import cv2
 import numpy as np
 
 from headrace._core.saturate import saturate
+from headrace.backends.cpu.reductions import reduce_axes
 from headrace.backends.shared.common import (
     B_CB,
     CB601,
@@ -183,12 +185,12 @@ def _stats(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mean and reciprocal deviation over ``axes`` of all ``xs`` together (float64 sums)."""
     if mean is None:
-        total = sum(x.sum(axis=axes, keepdims=True, dtype=np.float64) for x in xs)
+        total = sum(reduce_axes(np.add, x, axes, np.float64) for x in xs)
         count = sum(x.size // max(1, _kept_size(x, axes)) for x in xs)
         mean = total / count
     mean = np.asarray(mean, np.float64)
     if stddev is None:
-        ssq = sum(np.square(x - mean, dtype=np.float64).sum(axis=axes, keepdims=True) for x in xs)
+        ssq = sum(reduce_axes(np.add, np.square(x - mean, dtype=np.float64), axes) for x in xs)
         count = sum(x.size // max(1, _kept_size(x, axes)) for x in xs)
         var = ssq / max(count - ddof, 1) if count - ddof > 0 else np.zeros_like(ssq)
     else:
@@ -197,17 +199,8 @@ def _stats(
 
 
 def _axis_sums(v: np.ndarray, axes: tuple[int, ...], square: bool = False) -> np.ndarray:
-    """Float64 sums (of squares) over ``axes`` with kept dims; einsum when the axes lead."""
-    k = len(axes)
-    if axes == tuple(range(k)) and v.flags.c_contiguous and v.size:
-        flat = v.reshape(int(np.prod(v.shape[:k])), -1)
-        if square:
-            sums = np.einsum("ij,ij->j", flat, flat, dtype=np.float64)
-        else:
-            sums = np.einsum("ij->j", flat, dtype=np.float64)
-        return sums.reshape((1,) * k + v.shape[k:])
-    src = np.square(v) if square else v
-    return np.add.reduce(src, axis=axes, keepdims=True, dtype=np.float64)
+    """Float64 sums (of squares) over ``axes`` with kept dims."""
+    return reduce_axes(np.add, np.square(v) if square else v, axes, np.float64)
 
 
 def _kept_size(x: np.ndarray, axes: tuple[int, ...]) -> int:
@@ -220,11 +213,24 @@ def _reciprocal_std(var: np.ndarray, scale: float) -> np.ndarray:
     return np.divide(scale, std, out=np.zeros_like(std), where=std > 0)
 
 
+def _in_place(op: np.ufunc, v: np.ndarray, stat: Any) -> None:
+    """``op(v, stat, out=v)`` for float32 ``v`` and a statistic broadcast over it. A statistic
+    constant along axis 0 is repeated once along the rest of a row, so that the loop runs over
+    whole rows rather than over the few channels an HWC image's statistics vary along."""
+    st = np.asarray(stat, _F32)
+    if st.ndim == v.ndim and v.ndim >= 2 and st.shape[0] == 1 and v.shape[0] > 1 and st.size > 1:
+        row = np.ascontiguousarray(np.broadcast_to(st, (1, *v.shape[1:]))).reshape(1, -1)
+        rows = v.reshape(v.shape[0], -1)  # a view: v is a fresh contiguous array
+        op(rows, row, out=rows)
+    else:
+        op(v, st, out=v)
+
+
 def _apply_norm(x, mean, inv, scale: float, shift: float, dtype: np.dtype) -> np.ndarray:
     mul = (inv * scale).astype(_F32)
     v = x.astype(_F32)
-    v -= mean.astype(_F32)
-    v *= mul
+    _in_place(np.subtract, v, mean)
+    _in_place(np.multiply, v, mul)
     if shift:
         v += _F32(shift)
     return saturate(v, dtype, overwrite=True)
@@ -256,13 +262,13 @@ def normalize(
     count = x.size // max(1, _kept_size(x, axes))
     if mean is None:
         mean = _axis_sums(v, axes) / max(count, 1)
-    v -= np.asarray(mean).astype(_F32)  # centred once, reused for the variance
+    _in_place(np.subtract, v, mean)  # centred once, reused for the variance
     if stddev is None:
         ssq = _axis_sums(v, axes, square=True)
         var = ssq / (count - ddof) if count - ddof > 0 else np.zeros_like(ssq)
     else:
         var = np.square(np.asarray(stddev, np.float64))
-    v *= _reciprocal_std(var + epsilon, scale).astype(_F32)
+    _in_place(np.multiply, v, _reciprocal_std(var + epsilon, scale))
     if shift:
         v += _F32(shift)
     return saturate(v, np.dtype(dtype), overwrite=True)

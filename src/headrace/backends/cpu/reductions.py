@@ -22,6 +22,28 @@ import numpy as np
 from headrace.backends.shared.common import mean_scale, reduction_identity
 
 
+def reduce_axes(
+    ufunc: np.ufunc, x: np.ndarray, axes: tuple[int, ...], dtype: Any = None
+) -> np.ndarray:
+    """``ufunc.reduce`` over ``axes`` (kept as size-1 dims), one axis at a time from the
+    outermost. NumPy reducing several axes at once runs its inner loop over the innermost kept
+    dimension — 3 channels for an HWC image, ~10x slower than reducing the outer axis first
+    with the rows of the image as the inner loop.
+
+    Examples
+    --------
+    >>> x = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    >>> reduce_axes(np.add, x, (0, 1), np.float64).ravel().tolist()
+    [84.0, 92.0, 100.0]
+    """
+    out = x
+    for a in sorted(axes):
+        out = ufunc.reduce(out, axis=a, keepdims=True, dtype=dtype)
+    if not axes:  # (a reduction over no axes is a copy in the accumulation type)
+        out = np.asarray(x, dtype)
+    return out
+
+
 def _int_mean(acc: np.ndarray, n: int, root: bool, dt: np.dtype) -> np.ndarray:
     """``trunc(float32(acc) / N)`` (``sqrt`` first for ``root``), as the reference computes."""
     f = np.asarray(acc).astype(np.float32) * mean_scale(n)
@@ -51,14 +73,14 @@ def reduce(
                 shape = tuple(1 if d in axes else e for d, e in enumerate(x.shape))
                 out = np.full(shape, reduction_identity(kind, dt), dt)
             else:
-                out = (np.min if kind == "min" else np.max)(x, axis=axes, keepdims=True)
+                out = reduce_axes(np.minimum if kind == "min" else np.maximum, x, axes)
         elif dt.kind == "f":
             out = _float_stat(x, kind, axes, n, ddof, mean).astype(dt)
         else:
             xi = x.astype(dt)
             if kind != "sum":
                 xi = np.multiply(xi, xi) if kind != "mean" else xi
-            acc = np.sum(xi, axis=axes, dtype=dt, keepdims=True)
+            acc = reduce_axes(np.add, xi, axes, dt)
             out = acc if kind == "sum" else _int_mean(acc, n, kind == "rms", dt)
         if not keep_dims:
             out = np.asarray(out).reshape(tuple(e for d, e in enumerate(x.shape) if d not in axes))
@@ -70,14 +92,17 @@ def _float_stat(
     x: np.ndarray, kind: str, axes: tuple[int, ...], n: int, ddof: int, mean: Any
 ) -> np.ndarray:
     """The statistic in float64, with the reduced axes kept."""
-    xd = x.astype(np.float64)
+    f64 = np.float64
     if kind == "sum":
-        return np.sum(xd, axis=axes, keepdims=True)
+        return reduce_axes(np.add, x, axes, f64)
     if kind in ("std_dev", "variance"):
         kept = tuple(1 if d in axes else e for d, e in enumerate(x.shape))
-        m = np.asarray(mean, dtype=np.float64)
-        d = xd - (m.reshape(kept) if m.size != 1 else m.reshape(()))
-        var = np.sum(d * d, axis=axes, keepdims=True) / np.float64(n - ddof)
+        m = np.asarray(mean, dtype=f64)
+        d = np.subtract(x, m.reshape(kept) if m.size != 1 else m.reshape(()), dtype=f64)
+        var = reduce_axes(np.add, np.square(d, out=d), axes) / f64(n - ddof)
         return np.sqrt(var) if kind == "std_dev" else var
-    s = np.sum(xd if kind == "mean" else xd * xd, axis=axes, keepdims=True) / np.float64(n)
+    if kind == "mean":
+        s = reduce_axes(np.add, x, axes, f64) / f64(n)
+    else:
+        s = reduce_axes(np.add, np.square(x, dtype=f64), axes) / f64(n)
     return np.sqrt(s) if kind == "rms" else s
