@@ -256,3 +256,27 @@ def test_dali_noise_distributions():
     ours = run("noise_salt_and_pepper", x, prob=0.3)
     ref = dali("noise.salt_and_pepper", x, prob=0.3)
     assert abs((ours != 100).mean() - (ref != 100).mean()) < 0.02
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4])
+def test_cached_displacements_equal_the_direct_remap(channels):
+    from headrace.backends.shared.common import sphere_points, water_points
+
+    x = np.random.default_rng(channels).integers(0, 256, (37, 53, channels), np.uint8)
+    wave = (10.0, 6.0, 0.05, 0.08, 0.3, 1.1)
+    for interp in ("nn", "linear"):
+        for _ in range(2):  # the second call reads the cached maps
+            got = F.water(x, "HWC", wave=wave, fill_value=9.0, interp=interp)
+            assert np.array_equal(got, F.remap(x, *water_points(37, 53, wave), 9.0, interp))
+            got = F.sphere(x, "HWC", fill_value=3.0, interp=interp)
+            assert np.array_equal(got, F.remap(x, *sphere_points(37, 53), 3.0, interp))
+
+
+def test_grid_mask_zeroes_float_pixels_to_positive_zero_and_keeps_the_rest_bit_for_bit():
+    x = np.random.default_rng(0).normal(size=(20, 30, 3)).astype(np.float32)
+    x[0, 0, 0], x[5, 5, 1] = np.nan, -0.0
+    params = {"tile": 6, "ratio": 0.5, "angle": 0.4, "shift_x": 1.0, "shift_y": 2.0}
+    got = F.grid_mask(x, "HWC", **params)
+    keep = F.grid_keep_mask(20, 30, **params)[..., None]
+    want = np.where(keep, x, np.float32(0))
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import cv2
@@ -236,10 +237,20 @@ def grid_mask(x: np.ndarray, layout: str | None, **params) -> np.ndarray:
     >>> grid_mask(x, "HWC", tile=2, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0)[0, :, 0]
     array([0, 1, 0, 1], dtype=uint8)
     """
-    keep = grid_keep_mask(x.shape[0], x.shape[1], **params)
-    if x.ndim == 3:
-        keep = keep[..., None]
-    return np.where(keep, x, np.zeros((), x.dtype))
+    keep = _grid_keep(x.shape[0], x.shape[1], **params)
+    if x.dtype.itemsize <= 8 and (x.ndim == 2 or x.shape[2] <= 512) and x.size:
+        src = np.ascontiguousarray(x)
+        return cv2.bitwise_and(src, src, mask=keep).reshape(x.shape)  # bits copied or zeroed
+    keep_b = keep.astype(bool)
+    return np.where(keep_b[..., None] if x.ndim == 3 else keep_b, x, np.zeros((), x.dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_keep(h: int, w: int, **params: float) -> np.ndarray:
+    """:func:`grid_keep_mask` as a uint8 mask (1: kept), cached per size and parameters."""
+    keep = grid_keep_mask(h, w, **params).astype(np.uint8)  # type: ignore[arg-type]
+    keep.flags.writeable = False
+    return keep
 
 
 # ----------------------------------------------------------------------- displacement
@@ -268,6 +279,11 @@ def remap(
         return out
     mx = np.ascontiguousarray(px - _F32(0.5), dtype=_F32)
     my = np.ascontiguousarray(py - _F32(0.5), dtype=_F32)
+    return _remap_linear(x, mx, my, fill_value)
+
+
+def _remap_linear(x: np.ndarray, mx: np.ndarray, my: np.ndarray, fill_value: float) -> np.ndarray:
+    """Bilinear sampling of HWC ``x`` at OpenCV's (pixel-centre) maps ``mx``, ``my``."""
     fill = (float(fill_value),) * 4
     parts = []
     for lo in range(0, x.shape[2], 4):
@@ -298,8 +314,8 @@ def water(
     >>> water(x, "HWC", wave=(0, 0, 0, 0, 0, 0), fill_value=0.0, interp="nn")[..., 0].tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    px, py = water_points(x.shape[0], x.shape[1], wave)
-    return remap(x, px, py, fill_value, interp)
+    h, w = x.shape[:2]
+    return _remap_cached(x, ("water", h, w, tuple(float(v) for v in wave)), fill_value, interp)
 
 
 def sphere(x: np.ndarray, layout: str | None, *, fill_value: float, interp: str) -> np.ndarray:
@@ -310,5 +326,49 @@ def sphere(x: np.ndarray, layout: str | None, *, fill_value: float, interp: str)
     >>> sphere(np.full((4, 4, 1), 5, np.uint8), "HWC", fill_value=0.0, interp="nn")[2, 2, 0]
     np.uint8(5)
     """
-    px, py = sphere_points(x.shape[0], x.shape[1])
-    return remap(x, px, py, fill_value, interp)
+    h, w = x.shape[:2]
+    return _remap_cached(x, ("sphere", h, w, ()), fill_value, interp)
+
+
+def _points(key: tuple) -> tuple[np.ndarray, np.ndarray]:
+    kind, h, w, wave = key
+    return water_points(h, w, wave) if kind == "water" else sphere_points(h, w)
+
+
+@functools.lru_cache(maxsize=32)
+def _nn_index(key: tuple) -> tuple[np.ndarray, bool]:
+    """The flat source pixel of every output pixel of the displacement ``key`` (nearest
+    neighbour: ``floor`` of the corner-convention point), ``h * w`` for points outside."""
+    _, h, w, _ = key
+    px, py = _points(key)
+    ix = np.floor(px).astype(np.int64)
+    iy = np.floor(py).astype(np.int64)
+    ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+    idx = np.where(ok, iy * w + ix, h * w).astype(np.intp).ravel()
+    idx.flags.writeable = False
+    return idx, not bool(ok.all())
+
+
+@functools.lru_cache(maxsize=32)
+def _linear_maps(key: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """OpenCV's (pixel-centre) maps of the displacement ``key``."""
+    px, py = _points(key)
+    mx = np.ascontiguousarray(px - _F32(0.5), dtype=_F32)
+    my = np.ascontiguousarray(py - _F32(0.5), dtype=_F32)
+    mx.flags.writeable = my.flags.writeable = False
+    return mx, my
+
+
+def _remap_cached(x: np.ndarray, key: tuple, fill_value: float, interp: str) -> np.ndarray:
+    """:func:`remap` at the points of the displacement ``key``, its index maps cached (the
+    points depend on the image size and arguments only)."""
+    h, w = x.shape[:2]
+    if interp != "nn":
+        return _remap_linear(x, *_linear_maps(key), fill_value)
+    idx, outside = _nn_index(key)
+    c = x.shape[2] if x.ndim == 3 else 1
+    src = x.reshape(h * w, c)
+    if outside:
+        fill = saturate(np.full((1, c), fill_value, _F32), x.dtype, overwrite=True)
+        src = np.concatenate((src, fill))
+    return np.take(src, idx, axis=0).reshape(x.shape)
