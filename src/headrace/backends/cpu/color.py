@@ -33,7 +33,7 @@ import numpy as np
 
 from headrace._core.saturate import saturate
 from headrace.backends.cpu.misc import CV_DEPTHS
-from headrace.backends.cpu.reductions import reduce_axes
+from headrace.backends.cpu.reductions import broadcast_op, reduce_axes
 from headrace.backends.shared.common import (
     B_CB,
     CB601,
@@ -217,16 +217,8 @@ def _reciprocal_std(var: np.ndarray, scale: float) -> np.ndarray:
 
 
 def _in_place(op: np.ufunc, v: np.ndarray, stat: Any) -> None:
-    """``op(v, stat, out=v)`` for float32 ``v`` and a statistic broadcast over it. A statistic
-    constant along axis 0 is repeated once along the rest of a row, so that the loop runs over
-    whole rows rather than over the few channels an HWC image's statistics vary along."""
-    st = np.asarray(stat, _F32)
-    if st.ndim == v.ndim and v.ndim >= 2 and st.shape[0] == 1 and v.shape[0] > 1 and st.size > 1:
-        row = np.ascontiguousarray(np.broadcast_to(st, (1, *v.shape[1:]))).reshape(1, -1)
-        rows = v.reshape(v.shape[0], -1)  # a view: v is a fresh contiguous array
-        op(rows, row, out=rows)
-    else:
-        op(v, st, out=v)
+    """``op(v, stat, out=v)`` for float32 ``v`` (rows at a time: :func:`broadcast_op`)."""
+    broadcast_op(op, v, np.asarray(stat, _F32), out=v)
 
 
 def _apply_norm(x, mean, inv, scale: float, shift: float, dtype: np.dtype) -> np.ndarray:
@@ -261,11 +253,13 @@ def normalize(
     ...           epsilon=0.0, ddof=0, dtype=np.dtype("float32")).tolist()
     [-1.0, 1.0]
     """
-    v = x.astype(_F32)
     count = x.size // max(1, _kept_size(x, axes))
     if mean is None:
+        v = x.astype(_F32)
         mean = _axis_sums(v, axes) / max(count, 1)
-    _in_place(np.subtract, v, mean)  # centred once, reused for the variance
+        _in_place(np.subtract, v, mean)  # centred once, reused for the variance
+    else:  # converted and centred in one pass
+        v = broadcast_op(np.subtract, x, np.asarray(mean, _F32), dtype=_F32)
     if stddev is None:
         ssq = _axis_sums(v, axes, square=True)
         var = ssq / (count - ddof) if count - ddof > 0 else np.zeros_like(ssq)

@@ -44,6 +44,34 @@ def reduce_axes(
     return out
 
 
+def broadcast_op(
+    op: np.ufunc, x: np.ndarray, stat: np.ndarray, out: np.ndarray | None = None, dtype: Any = None
+) -> np.ndarray:
+    """``op(x, stat)`` for a statistic with kept (size-1) reduced axes, e.g. ``(1, 1, C)`` per
+    channel of an HWC image. A statistic constant along axis 0 is repeated once along the rest
+    of a row, so that NumPy loops over whole rows rather than over the few channels it varies
+    along (~15x faster for HWC images). ``out`` (C-contiguous, ``x``'s shape) and ``dtype`` as
+    for the ufunc.
+
+    Examples
+    --------
+    >>> x = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
+    >>> broadcast_op(np.subtract, x, np.array([[[0, 1, 2]]]), dtype=np.float32)[1].tolist()
+    [[6.0, 6.0, 6.0], [9.0, 9.0, 9.0]]
+    """
+    st = np.asarray(stat)
+    if st.ndim == x.ndim >= 2 and st.shape[0] == 1 and x.shape[0] > 1 and st.size > 1:
+        row = np.ascontiguousarray(np.broadcast_to(st, (1, *x.shape[1:]))).reshape(1, -1)
+        if out is None:
+            out = np.empty(x.shape, np.result_type(x, st) if dtype is None else dtype)
+        rows = out.reshape(x.shape[0], -1)
+        op(np.ascontiguousarray(x).reshape(x.shape[0], -1), row, out=rows, dtype=dtype)
+        return out
+    if out is None:
+        return op(x, st, dtype=dtype)  # type: ignore[no-any-return]
+    return op(x, st, out=out, dtype=dtype)  # type: ignore[no-any-return]
+
+
 def _int_mean(acc: np.ndarray, n: int, root: bool, dt: np.dtype) -> np.ndarray:
     """``trunc(float32(acc) / N)`` (``sqrt`` first for ``root``), as the reference computes."""
     f = np.asarray(acc).astype(np.float32) * mean_scale(n)
@@ -98,7 +126,8 @@ def _float_stat(
     if kind in ("std_dev", "variance"):
         kept = tuple(1 if d in axes else e for d, e in enumerate(x.shape))
         m = np.asarray(mean, dtype=f64)
-        d = np.subtract(x, m.reshape(kept) if m.size != 1 else m.reshape(()), dtype=f64)
+        d = broadcast_op(np.subtract, x, m.reshape(kept) if m.size != 1 else m.reshape(()),
+                         dtype=f64)  # fmt: skip
         var = reduce_axes(np.add, np.square(d, out=d), axes) / f64(n - ddof)
         return np.sqrt(var) if kind == "std_dev" else var
     if kind == "mean":
