@@ -347,3 +347,17 @@ def test_transpose_fast_path_equals_numpy(perm, dtype, channels):
     want = np.ascontiguousarray(np.transpose(a, perm))
     assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
     assert got.flags.c_contiguous
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("channels", [(3, 3), (1, 2, 4), (1, 1), (3, 3, 3, 3, 3)])
+def test_channel_concatenation_equals_numpy(dtype, channels):
+    from headrace.backends.cpu.misc import NumpyXP
+
+    rng = np.random.default_rng(3)
+    for lead in ((60, 80), (5000,), (3, 40, 50), (2, 3)):
+        xs = [(rng.random((*lead, c)) * 100).astype(dtype) for c in channels]
+        want = np.concatenate(xs, -1)
+        for axis in (-1, len(lead)):
+            got = NumpyXP.concat(xs, axis)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
