@@ -361,3 +361,27 @@ def test_channel_concatenation_equals_numpy(dtype, channels):
         for axis in (-1, len(lead)):
             got = NumpyXP.concat(xs, axis)
             assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    ("mean", "std", "scale", "shift", "dtype"),
+    [
+        (100.0, 50.0, 1.0, 0.0, np.float32),
+        ([[[120.0, 110.0, 100.0]]], [[[60.0, 55.0, 50.0]]], 1.0, 0.0, np.float32),
+        ([120.0, 110.0, 100.0], [60.0, 0.0, 50.0], 2.5, 128.0, np.uint8),  # a zero deviation
+        (100.0, [[[60.0, 55.0, 50.0]]], 64.0, 128.0, np.int16),
+    ],
+)
+def test_normalize_with_given_statistics_on_uint8_equals_the_float32_steps(
+    mean, std, scale, shift, dtype
+):
+    from headrace._core.saturate import saturate
+    from headrace.backends.cpu.color import normalize
+
+    x = np.random.default_rng(5).integers(0, 256, (70, 90, 3), np.uint8)
+    m, s = np.asarray(mean, np.float32), np.asarray(std, np.float64)
+    inv = np.where(s > 0, scale / np.where(s > 0, s, 1), 0).astype(np.float32)
+    want = saturate((x.astype(np.float32) - m) * inv + np.float32(shift), np.dtype(dtype))
+    got = normalize(x, "HWC", axes=(0, 1), mean=mean, stddev=std, scale=scale, shift=shift,
+                    epsilon=0.0, ddof=0, dtype=np.dtype(dtype))  # fmt: skip
+    assert got.dtype == want.dtype and np.array_equal(got, want)

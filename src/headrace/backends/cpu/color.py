@@ -253,6 +253,10 @@ def normalize(
     ...           epsilon=0.0, ddof=0, dtype=np.dtype("float32")).tolist()
     [-1.0, 1.0]
     """
+    if mean is not None and stddev is not None and x.dtype == np.uint8:
+        lut = _normalize_lut(x, mean, stddev, scale, shift, epsilon, np.dtype(dtype))
+        if lut is not None:
+            return lut
     count = x.size // max(1, _kept_size(x, axes))
     if mean is None:
         v = x.astype(_F32)
@@ -269,6 +273,48 @@ def normalize(
     if shift:
         v += _F32(shift)
     return saturate(v, np.dtype(dtype), overwrite=True)
+
+
+_NORM_TABLES: dict[tuple, np.ndarray] = {}
+
+
+def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: float,
+                   epsilon: float, dtype: np.dtype) -> np.ndarray | None:  # fmt: skip
+    """``normalize`` of uint8 ``x`` with given statistics as a table of the 256 levels (per
+    channel) and one OpenCV LUT pass: the table holds exactly what the float32 steps of
+    :func:`normalize` give each level. ``None`` when the statistics vary along other axes
+    than the last one (or the output type is not one OpenCV's LUT writes)."""
+    m = np.asarray(mean, _F32)
+    var = np.square(np.asarray(stddev, np.float64))
+    c = x.shape[-1] if x.ndim else 1
+    stats = []
+    for st in (m, var):
+        if st.size != 1 and not (
+            st.ndim <= x.ndim and st.shape[-1] == c <= 4 and st.size == c and x.ndim >= 2
+        ):
+            return None
+        stats.append(st.reshape(-1))
+    if dtype not in CV_DEPTHS or x.size < 4096:
+        return None
+    m1, v1 = stats
+    key = (m1.tobytes(), v1.tobytes(), float(scale), float(shift), float(epsilon), dtype.str)
+    table = _NORM_TABLES.get(key)
+    if table is None:
+        levels = np.arange(256, dtype=_F32)[:, None]
+        inv = _reciprocal_std(v1 + epsilon, scale).astype(_F32)
+        table = (levels - m1) * inv  # (256, k): the kernel's float32 subtract, then multiply
+        if shift:
+            table += _F32(shift)
+        k = max(m1.size, v1.size)
+        table = np.ascontiguousarray(saturate(np.broadcast_to(table, (256, k)), dtype))
+        if len(_NORM_TABLES) >= 64:
+            _NORM_TABLES.clear()
+        _NORM_TABLES[key] = table
+    k = table.shape[1]
+    if k == 1:
+        return lut_u8(x, table[:, 0].copy())
+    flat = np.ascontiguousarray(x).reshape(-1, 1, c)
+    return cv2.LUT(flat, table.reshape(1, 256, c)).reshape(x.shape)  # type: ignore[no-any-return]
 
 
 def normalize_batch(xs: Sequence[np.ndarray], layout: str | None, **params) -> list[np.ndarray]:
