@@ -155,3 +155,18 @@ def test_dali_warp_affine():
         ref = dali("warp_affine", IMG, matrix=m, **kw)
         ours = run("warp_affine", IMG, matrix=m, **kw)
         assert ours.shape == ref.shape and np.abs(ours.astype(int) - ref).max() <= 1
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("interp", ["linear", "nn"])
+def test_warp_perspective_interleaved_path_equals_the_planar_one(channels, interp):
+    from headrace.backends.cpu.experimental import warp_perspective
+
+    x = np.random.default_rng(channels).integers(0, 256, (41, 57, channels), np.uint8)
+    m = np.array([[1.0, 0.05, -3.0], [0.02, 0.95, 2.0], [1e-4, 0.0, 1.0]])
+    kw = {"matrix": m, "out_hw": (39, 61), "border": "constant", "fill": (7.0, 8.0, 9.0, 10.0),
+          "interp": interp}  # fmt: skip
+    hwc = warp_perspective(x, "HWC", perm=(2, 0, 1), **kw)
+    chw = warp_perspective(np.ascontiguousarray(x.transpose(2, 0, 1)), "CHW", perm=(0, 1, 2), **kw)
+    assert hwc.shape == (39, 61, channels)
+    assert np.array_equal(hwc, chw.transpose(1, 2, 0))

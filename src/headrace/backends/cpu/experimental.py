@@ -164,12 +164,19 @@ def warp_perspective(
     ...                  fill=(0.0,), interp="linear").tolist()
     [[1.0, 2.0, 3.0, 3.0]]
     """
-    p = to_planes(x, perm, layout)
     h, w = out_hw
+    flags = _INTERP[interp] | cv2.WARP_INVERSE_MAP
+    if layout == "HWC" and x.shape[2] in (1, 3, 4) and x.size and h and w:
+        # interleaved channels straight to OpenCV (no planar round trip)
+        c = x.shape[2]
+        val = tuple(fill[:c]) + (0.0,) * (4 - c)
+        r = cv2.warpPerspective(np.ascontiguousarray(x), matrix, (w, h), flags=flags,
+                                borderMode=_BORDERS[border], borderValue=val)  # fmt: skip
+        return r.reshape(h, w, c)  # type: ignore[no-any-return]
+    p = to_planes(x, perm, layout)
     f, c = p.shape[:2]
     out = np.zeros((f, c, h, w), x.dtype)
     if p.size and h and w:
-        flags = _INTERP[interp] | cv2.WARP_INVERSE_MAP
         for i in range(f):
             img = np.moveaxis(p[i], 0, -1)
             for lo, hi in _channel_groups(c):
