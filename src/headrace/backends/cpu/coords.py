@@ -17,7 +17,7 @@ import numpy as np
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.saturate import saturate
-from headrace._dispatch.args import sample_args
+from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.shared.common import affine_mt, check_coord_input, coord_flip_centers
 
@@ -28,15 +28,23 @@ def coord_flip(kc: KernelContext, ins: list[Batch], args: Vals) -> tuple[Batch]:
     """``coord_flip``: ``2 * center - c`` on the flipped components (float32)."""
     x = ins[0]
     check_coord_input(kc.name, (0, 2), x._dtype.numpy, None)
+    per = has_per_sample(args)
+    shared: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # dims -> (flip, 2 * centre)
+
+    def centres(i: int, dims: int) -> tuple[np.ndarray, np.ndarray]:
+        got = None if per else shared.get(dims)
+        if got is None:
+            c = coord_flip_centers(dims, args["layout"], sample_args(args, i) if per else args)
+            got = (~np.isnan(c), np.float32(2) * c)
+            if not per:
+                shared[dims] = got
+        return got
 
     def one(i: int) -> np.ndarray:
         s = x._samples[i]
         check_coord_input(kc.name, s.shape, s.dtype, None)
-        c = coord_flip_centers(s.shape[1], args["layout"], sample_args(args, i))
-        flip = ~np.isnan(c)
-        out = s.copy()
-        out[:, flip] = np.float32(2) * c[flip] - s[:, flip]
-        return out
+        flip, twice = centres(i, s.shape[1])
+        return np.where(flip, twice - s, s)  # 2 * centre - c on the flipped components
 
     return (Batch._wrap(kc.map(one, chunked=True), x._dtype, x._layout, kc.device),)
 
