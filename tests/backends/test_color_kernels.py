@@ -385,3 +385,13 @@ def test_normalize_with_given_statistics_on_uint8_equals_the_float32_steps(
     got = normalize(x, "HWC", axes=(0, 1), mean=mean, stddev=std, scale=scale, shift=shift,
                     epsilon=0.0, ddof=0, dtype=np.dtype(dtype))  # fmt: skip
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_uint8_to_float16_cast_equals_numpy_bit_for_bit():
+    from headrace._core import dtype as dt
+    from headrace.backends.cpu.misc import cast_saturate_np
+
+    x = np.random.default_rng(7).integers(0, 256, (70, 90, 3), np.uint8)
+    got = cast_saturate_np(x, dt.float16)
+    assert got.dtype == np.float16 and got.shape == x.shape and got.flags.writeable
+    assert np.array_equal(got.view(np.uint16), x.astype(np.float16).view(np.uint16))
