@@ -145,6 +145,14 @@ def _ycbcr_to_rgb(y: np.ndarray, cb: np.ndarray, cr: np.ndarray) -> np.ndarray:
     return np.stack([r, g, b], axis=-1)
 
 
+def _cv_color(x: np.ndarray, code: int) -> np.ndarray:
+    """``cv2.cvtColor`` on uint8 pixels ``(..., 3)`` of any leading shape: rows of an image
+    stay rows (one call per image, not one per pixel)."""
+    rows = x.shape[-2] if x.ndim >= 3 else 1
+    out = cv2.cvtColor(np.ascontiguousarray(x).reshape(-1, rows, 3), code)
+    return out.reshape(*x.shape[:-1], -1)  # type: ignore[no-any-return]
+
+
 def color_space_conversion(x: np.ndarray, layout: str | None, *, src: str, dst: str) -> np.ndarray:
     """Convert uint8 pixels between ``RGB``, ``BGR``, ``GRAY`` and ``YCbCr`` (BT.601 ranges).
 
@@ -156,21 +164,21 @@ def color_space_conversion(x: np.ndarray, layout: str | None, *, src: str, dst: 
     """
     if src == dst:
         return x.copy()
+    if {src, dst} == {"RGB", "BGR"}:
+        return _cv_color(x, cv2.COLOR_RGB2BGR)  # the channel swap, one pass
+    if dst == "GRAY" and src in ("RGB", "BGR"):  # OpenCV's fixed-point luma, as DALI's CPU
+        return _cv_color(x, cv2.COLOR_RGB2GRAY if src == "RGB" else cv2.COLOR_BGR2GRAY)
     if src == "BGR":
-        return color_space_conversion(x[..., ::-1], layout, src="RGB", dst=dst)
+        return color_space_conversion(_cv_color(x, cv2.COLOR_BGR2RGB), layout, src="RGB", dst=dst)
     if dst == "BGR":
         rgb = color_space_conversion(x, layout, src=src, dst="RGB")
-        return np.ascontiguousarray(rgb[..., ::-1])
+        return _cv_color(rgb, cv2.COLOR_RGB2BGR)
     if src == "GRAY":  # dst is RGB or YCbCr
         if dst == "RGB":
             return np.repeat(x, 3, axis=-1)
         y = saturate(x.astype(_F32) * Y_SUM + _F32(16), np.dtype(np.uint8), overwrite=True)
         return np.concatenate([y, np.full_like(y, 128), np.full_like(y, 128)], axis=-1)
     ch = [x[..., i].astype(_F32) for i in range(3)]
-    if src == "RGB" and dst == "GRAY":  # OpenCV's fixed-point luma, as DALI's CPU backend
-        return cv2.cvtColor(np.ascontiguousarray(x).reshape(-1, 1, 3), cv2.COLOR_RGB2GRAY).reshape(
-            (*x.shape[:-1], 1)
-        )
     if src == "RGB":
         out = _rgb_to_ycbcr(ch)
     elif dst == "GRAY":  # src is YCbCr
