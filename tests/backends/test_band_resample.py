@@ -121,3 +121,18 @@ def test_band_ok_refuses_what_it_does_not_handle():
     assert not B.band_ok(np.zeros((4, 4, 5), np.uint8), (lin, lin))
     assert not B.band_ok(np.zeros((4, 4), np.uint8), (lin, lin))
     assert not B.band_ok(np.zeros((4, 4, 3), np.uint8), (nn, lin))
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.int16, np.int64])
+@pytest.mark.parametrize(
+    ("out", "lo", "hi"),
+    [((20, 30), (0, 0), (37, 53)), ((80, 100), (0, 0), (37, 53)),
+     ((15, 17), (5.5, 40.2), (30.25, 3.0)), ((10, 10), (-4.0, -6.0), (45.0, 60.0))],
+)  # fmt: skip
+def test_nearest_neighbour_remap_equals_the_generic_gather(channels, dtype, out, lo, hi):
+    nn = AxisFilter("nn", 1.0)
+    x = (np.random.default_rng(channels).random((37, 53, channels)) * 200).astype(dtype)
+    want = R._generic(x, "HWC", out, lo, hi, (nn, nn))
+    got = R.resize(x, "HWC", out_size=out, roi_lo=lo, roi_hi=hi, filters=(nn, nn))
+    assert got.dtype == x.dtype and np.array_equal(got, want)

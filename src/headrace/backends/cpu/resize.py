@@ -51,6 +51,7 @@ import numpy as np
 from headrace._core.layout import spatial_axes
 from headrace._core.saturate import saturate
 from headrace.backends.cpu._band_resample import band_ok, band_resize
+from headrace.backends.cpu.misc import CV_DEPTHS
 from headrace.backends.shared.common import Filter, axis_weights, nn_indices
 
 
@@ -100,6 +101,37 @@ def _cv2_ok(x: np.ndarray, layout: str, filters) -> bool:
     if x.shape[-1] > 512:
         return False
     return all(f.kind == "triangular" and f.support == 2.0 for f in filters)
+
+
+def _nn_remap_ok(x: np.ndarray, out_size: Sequence[int]) -> bool:
+    return (
+        x.ndim == 3
+        and 1 <= x.shape[2] <= 4
+        and x.dtype in CV_DEPTHS
+        and max(*x.shape[:2], *out_size) < 32768  # OpenCV's int16 maps
+    )
+
+
+def _nn_remap(x: np.ndarray, out_size: Sequence[int], lo, hi) -> np.ndarray:
+    """Nearest-neighbour resampling of an HWC image: the same source rows and columns as
+    :func:`_generic` (``nn_indices``), gathered by one ``cv2.remap`` with integer maps."""
+    ho, wo = int(out_size[0]), int(out_size[1])
+    key = (x.shape[0], x.shape[1], ho, wo, *(float(v) for v in (*lo, *hi)))
+    maps = _NN_MAPS.get(key)
+    if maps is None:
+        rows = nn_indices(x.shape[0], ho, lo[0], hi[0], True)
+        cols = nn_indices(x.shape[1], wo, lo[1], hi[1], False)
+        maps = np.empty((ho, wo, 2), np.int16)
+        maps[..., 0] = np.asarray(cols)[None, :]
+        maps[..., 1] = np.asarray(rows)[:, None]
+        if len(_NN_MAPS) >= 64:
+            _NN_MAPS.clear()
+        _NN_MAPS[key] = maps
+    out = cv2.remap(np.ascontiguousarray(x), maps, None, cv2.INTER_NEAREST)
+    return out.reshape(ho, wo, x.shape[2])  # type: ignore[no-any-return]
+
+
+_NN_MAPS: dict[tuple, np.ndarray] = {}
 
 
 def _resample_axis(
@@ -184,7 +216,10 @@ def resize(
             shape[a] = out_size[d]
         return np.zeros(shape, out_dtype)
     if all(f.kind == "nn" for f in filters):
-        res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
+        if layout == "HWC" and _nn_remap_ok(x, out_size):
+            res = _nn_remap(x, out_size, roi_lo, roi_hi)
+        else:
+            res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
         return res.astype(out_dtype, copy=False)
     if (
         out_dtype == x.dtype
