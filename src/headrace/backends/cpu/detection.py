@@ -287,6 +287,8 @@ class AnchorSet:
         gives for :func:`iou_matrix`, computed one box at a time (no ``[N, M]`` arrays)."""
         x0, y0, x1, y1 = self.cols
         m = x0.shape[0]
+        if len(b) and len(b) * m <= _DENSE_IOU:
+            return self._match_dense(b, criteria)
         w, h, tmp = np.empty(m, F32), np.empty(m, F32), np.empty(m, F32)
         best, arg = np.empty(m, F32), np.zeros(m, np.int64)
         claimed = np.empty(len(b), np.int64)
@@ -312,7 +314,28 @@ class AnchorSet:
         match[claimed] = np.arange(len(b))
         return match
 
+    def _match_dense(self, b: np.ndarray, criteria: float) -> np.ndarray:
+        """:meth:`match` through the whole ``[N, M]`` IoU matrix (few boxes and anchors): the
+        same float32 operations in the same order, so the same matches."""
+        x0, y0, x1, y1 = self.cols
+        b = np.asarray(b, F32)
+        l, t, r, bt = (b[:, k : k + 1] for k in range(4))
+        w = np.maximum(np.minimum(x1, r) - np.maximum(x0, l), F32(0))
+        h = np.maximum(np.minimum(y1, bt) - np.maximum(y0, t), F32(0))
+        inter = w * h
+        union = (self.area + (r - l) * (bt - t)) - inter
+        iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+        best, arg = iou.max(axis=0), iou.argmax(axis=0)  # the first box of the best IoU
+        match = np.where(best > criteria, arg, -1)
+        match[iou.argmax(axis=1)] = np.arange(len(b))
+        return match
 
+
+#: Box-anchor pairs per sample from which the samples are encoded on the pool (fewer: the
+#: thread hand-offs cost more than they save).
+_PARALLEL_PAIRS = 1 << 14
+#: Up to this many box-anchor pairs, :meth:`AnchorSet.match` builds the whole IoU matrix.
+_DENSE_IOU = 1 << 17
 _ANCHOR_SETS: dict[tuple[bytes, float], AnchorSet] = {}
 
 
@@ -386,7 +409,8 @@ def box_encoder(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, Ba
         encode_boxes(b, lab, aset, v["criteria"], v["offset"], v["scale"], means, stds,
                      out=(enc[i], labels_out[i]))  # fmt: skip
 
-    kc.map(one)
+    boxes = sum(len(np.asarray(s)) for s in bx._samples)
+    kc.map(one, parallel=m * max(1, boxes // max(kc.n, 1)) >= _PARALLEL_PAIRS)
     return (
         Batch._wrap(split_dense(enc), _dt.float32, None, kc.device, dense=enc),
         Batch._wrap(split_dense(labels_out), lb._dtype, None, kc.device, dense=labels_out),
