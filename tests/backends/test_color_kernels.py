@@ -395,3 +395,26 @@ def test_uint8_to_float16_cast_equals_numpy_bit_for_bit():
     got = cast_saturate_np(x, dt.float16)
     assert got.dtype == np.float16 and got.shape == x.shape and got.flags.writeable
     assert np.array_equal(got.view(np.uint16), x.astype(np.float16).view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, bool])
+def test_reduce_axes_and_broadcast_op_equal_numpy(dtype):
+    from headrace.backends.cpu.reductions import broadcast_op, reduce_axes
+
+    rng = np.random.default_rng(8)
+    x = (rng.random((60, 80, 3)) * 200 - (0 if dtype in (np.uint8, bool) else 50)).astype(dtype)
+    for ufunc in (np.add, np.maximum, np.minimum):
+        for acc in (None, np.float64, np.int64) if ufunc is np.add else (None,):
+            for axes in ((2,), (0, 1), (0, 1, 2), (1, 2), (0, 2)):
+                want = x
+                for a in axes:  # NumPy's reduction, one axis at a time
+                    want = ufunc.reduce(want, axis=a, keepdims=True, dtype=acc)
+                got = reduce_axes(ufunc, x, axes, acc)
+                assert got.dtype == want.dtype and np.array_equal(got, want), (ufunc, acc, axes)
+    if dtype is bool:
+        return
+    for stat_shape in ((60, 80, 1), (1, 1, 3), (1, 80, 3)):
+        st = rng.random(stat_shape).astype(np.float32) * 10
+        for op in (np.subtract, np.multiply):
+            got = broadcast_op(op, x, st, dtype=np.float32)
+            assert np.array_equal(got, op(x, st, dtype=np.float32))

@@ -38,10 +38,29 @@ def reduce_axes(
     """
     out = x
     for a in sorted(axes):
-        out = ufunc.reduce(out, axis=a, keepdims=True, dtype=dtype)
+        if a == out.ndim - 1 and 1 < out.shape[a] <= _SHORT and out.size >= 4096:
+            out = _reduce_short_last(ufunc, out, dtype)
+        else:
+            out = ufunc.reduce(out, axis=a, keepdims=True, dtype=dtype)
     if not axes:  # (a reduction over no axes is a copy in the accumulation type)
         out = np.asarray(x, dtype)
     return out
+
+
+#: Innermost axes up to this long are reduced by one ufunc call per element (see below).
+_SHORT = 8
+
+
+def _reduce_short_last(ufunc: np.ufunc, x: np.ndarray, dtype: Any) -> np.ndarray:
+    """``ufunc.reduce`` over a short innermost axis (an image's channels) as ``c - 1`` calls
+    over whole planes, in NumPy's own order (``(x0 op x1) op x2 ...``): the same values, ~10x
+    faster than a reduction whose inner loop is 3 elements long."""
+    if dtype is None:  # NumPy's own accumulator (small integer sums widen)
+        dtype = ufunc.reduce(np.zeros(2, x.dtype)).dtype
+    acc = x[..., 0].astype(dtype)
+    for k in range(1, x.shape[-1]):
+        ufunc(acc, x[..., k], out=acc, dtype=acc.dtype, casting="unsafe")
+    return acc[..., None]
 
 
 def broadcast_op(
@@ -60,6 +79,19 @@ def broadcast_op(
     [[6.0, 6.0, 6.0], [9.0, 9.0, 9.0]]
     """
     st = np.asarray(stat)
+    if (
+        st.ndim == x.ndim >= 2
+        and st.shape[-1] == 1
+        and 1 < x.shape[-1] <= _SHORT
+        and st.size > 1
+        and x.size >= 4096
+    ):  # a statistic per pixel over the channels: one call per channel plane
+        if out is None:
+            out = np.empty(x.shape, np.result_type(x, st) if dtype is None else dtype)
+        plane = st[..., 0]
+        for k in range(x.shape[-1]):
+            op(x[..., k], plane, out=out[..., k], dtype=dtype)
+        return out
     if st.ndim == x.ndim >= 2 and st.shape[0] == 1 and x.shape[0] > 1 and st.size > 1:
         row = np.ascontiguousarray(np.broadcast_to(st, (1, *x.shape[1:]))).reshape(1, -1)
         if out is None:
