@@ -35,9 +35,15 @@ _slice = builtins.slice
 
 
 def _fill_block(
-    shape: Sequence[int], dtype: np.dtype, fill: np.ndarray, channel_axis: int | None
+    shape: Sequence[int],
+    dtype: np.dtype,
+    fill: np.ndarray,
+    channel_axis: int | None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    out = np.empty(shape, dtype)
+    """A ``shape`` block of ``fill`` (one value, or one per channel); ``out``: fill it instead."""
+    if out is None:
+        out = np.empty(shape, dtype)
     if fill.size <= 1 or channel_axis is None:
         out[...] = saturate(np.asarray(fill[:1] if fill.size else [0]), dtype)[0]
         return out
@@ -238,17 +244,23 @@ def _cmn_padded(x: np.ndarray, layout: str, args: dict) -> np.ndarray:
     fill = np.asarray(args["fill_values"])
     if args["pad_output"] and fill.size == shape[c_axis] > 1:
         fill = np.append(fill, 0)
-    out = _fill_block(out_shape, np.dtype(args["dtype"]), fill, c_out)
+    dt = np.dtype(args["dtype"])
+    given = args["out"]  # a dense batch's sample: filled in place
+    reuse = given is not None and given.shape == out_shape and given.dtype == dt
+    out = _fill_block(out_shape, dt, fill, c_out, out=given if reuse else None)
     inner_kw = {
         k: args[k]
         for k in ("mirror_axis", "mul", "add", "perm", "channel_axis", "fill_values", "dtype")
     }
-    inner = crop_mirror_normalize(
-        x, layout, anchor=tuple(b.start for b in src_box),
-        shape=tuple(b.stop - b.start for b in src_box), pad_output=False, **inner_kw,
-    )  # fmt: skip
     if all(b.stop > b.start for b in src_box):
-        out[tuple(dst_box[p] for p in perm)] = inner
+        region = out[tuple(dst_box[p] for p in perm)]
+        inner = crop_mirror_normalize(
+            x, layout, anchor=tuple(b.start for b in src_box),
+            shape=tuple(b.stop - b.start for b in src_box), pad_output=False, out=region,
+            **inner_kw,
+        )  # fmt: skip
+        if inner is not region:  # (written straight into the window when the kernel could)
+            region[...] = inner
         if args["pad_output"]:  # the extra channel is 0 where there is image, fill elsewhere
             dst_box[c_axis] = _slice(shape[c_axis], shape[c_axis] + 1)
             out[tuple(dst_box[p] for p in perm)] = 0
@@ -292,7 +304,7 @@ def crop_mirror_normalize(
     src_box, dst_box, inside = overlap(anchor, shape, x.shape)
     if not inside:
         res = _cmn_padded(x, layout, locals())
-        if out is not None:
+        if out is not None and res is not out:
             out[...] = res
             return out
         return res
