@@ -478,24 +478,44 @@ def _shape_xyz(v: Any, layout: str, ndim: int, what: str) -> np.ndarray | None:
     return np.array([a[lay.index(_SIZE[d])] for d in range(ndim)])
 
 
-def overlap_metric(crop: np.ndarray, boxes: np.ndarray, ndim: int, kind: str) -> np.ndarray:
-    """IoU of ``crop`` with each box (``kind="iou"``) or the fraction of each box it covers."""
+def overlap_metric(
+    crop: np.ndarray, boxes: np.ndarray, ndim: int, kind: str, vol: np.ndarray | None = None
+) -> np.ndarray:
+    """IoU of ``crop`` with each box (``kind="iou"``) or the fraction of each box it covers.
+    ``vol``: the boxes' volumes (:func:`box_volumes`), when already known."""
     ext = np.minimum(boxes[:, ndim:], crop[ndim:])
     ext -= np.maximum(boxes[:, :ndim], crop[:ndim])
     np.maximum(ext, 0, out=ext)
-    size = boxes[:, ndim:] - boxes[:, :ndim]
-    inter, vol = ext[:, 0], size[:, 0]
+    inter = ext[:, 0]
     for d in range(1, ndim):
-        inter, vol = inter * ext[:, d], vol * size[:, d]
+        inter = inter * ext[:, d]
+    if vol is None:
+        vol = box_volumes(boxes, ndim)
     den = vol + np.prod(crop[ndim:] - crop[:ndim]) - inter if kind == "iou" else vol
     return np.divide(inter, den, out=np.zeros_like(inter), where=den > 0)
 
 
-def _keep(crop: np.ndarray, boxes: np.ndarray, ndim: int, prune: float | None) -> np.ndarray:
+def box_volumes(boxes: np.ndarray, ndim: int) -> np.ndarray:
+    """The volume (area) of each ltrb box, its extents multiplied in axis order."""
+    size = boxes[:, ndim:] - boxes[:, :ndim]
+    vol = size[:, 0]
+    for d in range(1, ndim):
+        vol = vol * size[:, d]
+    return vol
+
+
+def _keep(
+    crop: np.ndarray,
+    boxes: np.ndarray,
+    ndim: int,
+    prune: float | None,
+    centres: np.ndarray | None = None,
+    vol: np.ndarray | None = None,
+) -> np.ndarray:
     if prune is None:
-        c = (boxes[:, :ndim] + boxes[:, ndim:]) / 2
+        c = (boxes[:, :ndim] + boxes[:, ndim:]) / 2 if centres is None else centres
         return np.all((c >= crop[:ndim]) & (c <= crop[ndim:]), axis=1)
-    return overlap_metric(crop, boxes, ndim, "overlap") >= prune
+    return overlap_metric(crop, boxes, ndim, "overlap", vol) >= prune
 
 
 def window_size(
@@ -579,6 +599,8 @@ def bbox_crop_one(
     prune = a["bbox_prune_threshold"]
     every = a["all_boxes_above_threshold"]
     kind = a["threshold_type"]
+    vol = box_volumes(boxes, ndim)  # the boxes' own quantities, once for every attempt
+    centres = (boxes[:, :ndim] + boxes[:, ndim:]) / 2 if prune is None else None
     tried = 0
     while tried < total:
         t = options[int(gen.integers(len(options)))]
@@ -600,11 +622,11 @@ def bbox_crop_one(
                 start = gen.random(ndim) * (1 - size)
             crop = np.concatenate([start, start + size])
             if len(boxes):
-                m = overlap_metric(crop, boxes, ndim, kind)
+                m = overlap_metric(crop, boxes, ndim, kind, vol)
                 ok = (m >= t).all() if every else (m >= t).any()
                 if not ok:
                     continue
-                keep = _keep(crop, boxes, ndim, prune)
+                keep = _keep(crop, boxes, ndim, prune, centres, vol)
                 if not keep.any():
                     continue
             else:
