@@ -245,7 +245,7 @@ def grid_mask(x: np.ndarray, layout: str | None, **params) -> np.ndarray:
     return np.where(keep_b[..., None] if x.ndim == 3 else keep_b, x, np.zeros((), x.dtype))
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _grid_keep(h: int, w: int, **params: float) -> np.ndarray:
     """:func:`grid_keep_mask` as a uint8 mask (1: kept), cached per size and parameters."""
     keep = grid_keep_mask(h, w, **params).astype(np.uint8)  # type: ignore[arg-type]
@@ -335,7 +335,7 @@ def _points(key: tuple) -> tuple[np.ndarray, np.ndarray]:
     return water_points(h, w, wave) if kind == "water" else sphere_points(h, w)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)  # (an index per output pixel: 4 MB for a megapixel)
 def _nn_index(key: tuple) -> tuple[np.ndarray, bool]:
     """The flat source pixel of every output pixel of the displacement ``key`` (nearest
     neighbour: ``floor`` of the corner-convention point), ``h * w`` for points outside."""
@@ -344,12 +344,12 @@ def _nn_index(key: tuple) -> tuple[np.ndarray, bool]:
     ix = np.floor(px).astype(np.int64)
     iy = np.floor(py).astype(np.int64)
     ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
-    idx = np.where(ok, iy * w + ix, h * w).astype(np.intp).ravel()
+    idx = np.where(ok, iy * w + ix, h * w).astype(np.int32 if h * w < 2**31 else np.intp).ravel()
     idx.flags.writeable = False
     return idx, not bool(ok.all())
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def _linear_maps(key: tuple) -> tuple[np.ndarray, np.ndarray]:
     """OpenCV's (pixel-centre) maps of the displacement ``key``."""
     px, py = _points(key)

@@ -124,7 +124,7 @@ def _nn_remap(x: np.ndarray, out_size: Sequence[int], lo, hi) -> np.ndarray:
         maps = np.empty((ho, wo, 2), np.int16)
         maps[..., 0] = np.asarray(cols)[None, :]
         maps[..., 1] = np.asarray(rows)[:, None]
-        if len(_NN_MAPS) >= 64:
+        if len(_NN_MAPS) >= 16:
             _NN_MAPS.clear()
         _NN_MAPS[key] = maps
     out = cv2.remap(np.ascontiguousarray(x), maps, None, cv2.INTER_NEAREST)
