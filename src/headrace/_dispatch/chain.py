@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.device import Device
 from headrace._core.invocation import Invocation
@@ -160,8 +161,6 @@ class _Planned:
 
     def shapes(self) -> Batch:
         """The output as stand-ins: what the next stage plans from."""
-        from headrace._core import dtype as _dt
-
         shaped = [_Shaped(tuple(p.shape)) for p in self.plans]
         return Batch._wrap(shaped, _dt.from_numpy(self.dtype), self.out_lay, self.kc.device)
 

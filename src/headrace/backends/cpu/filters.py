@@ -268,18 +268,36 @@ def remap(
     >>> remap(x, px, py, 9.0, "nn")[0, :, 0].tolist()
     [0, 3, 9, 9]
     """
-    h, w = x.shape[:2]
     if interp == "nn":
-        ix = np.floor(px).astype(np.int64)
-        iy = np.floor(py).astype(np.int64)
-        ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
-        out = x[np.where(ok, iy, 0), np.where(ok, ix, 0)]
-        fill = saturate(np.array(fill_value, _F32), x.dtype, overwrite=True)
-        out[~ok] = fill
-        return out
+        return _take_nn(x, *_flat_index(px, py, *x.shape[:2]), fill_value)
+    return _remap_linear(x, *_centre_maps(px, py), fill_value)
+
+
+def _flat_index(px: np.ndarray, py: np.ndarray, h: int, w: int) -> tuple[np.ndarray, bool]:
+    """The flat source pixel of each point (nearest neighbour: ``floor`` of the
+    corner-convention point), ``h * w`` for points outside; and whether any is outside."""
+    ix = np.floor(px).astype(np.int64)
+    iy = np.floor(py).astype(np.int64)
+    ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+    idx = np.where(ok, iy * w + ix, h * w).astype(np.int32 if h * w < 2**31 else np.intp)
+    return idx, not bool(ok.all())
+
+
+def _take_nn(x: np.ndarray, idx: np.ndarray, outside: bool, fill_value: float) -> np.ndarray:
+    """The pixels of HW(C) ``x`` at the flat indices ``idx`` (``h * w``: ``fill_value``)."""
+    h, w = x.shape[:2]
+    src = x.reshape(h * w, -1)
+    if outside:
+        fill = saturate(np.full((1, src.shape[1]), fill_value, _F32), x.dtype, overwrite=True)
+        src = np.concatenate((src, fill))
+    return np.take(src, idx.ravel(), axis=0).reshape(*idx.shape, *x.shape[2:])
+
+
+def _centre_maps(px: np.ndarray, py: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """OpenCV's (pixel-centre) float32 maps of corner-convention points."""
     mx = np.ascontiguousarray(px - _F32(0.5), dtype=_F32)
     my = np.ascontiguousarray(py - _F32(0.5), dtype=_F32)
-    return _remap_linear(x, mx, my, fill_value)
+    return mx, my
 
 
 def _remap_linear(x: np.ndarray, mx: np.ndarray, my: np.ndarray, fill_value: float) -> np.ndarray:
@@ -337,24 +355,17 @@ def _points(key: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=8)  # (an index per output pixel: 4 MB for a megapixel)
 def _nn_index(key: tuple) -> tuple[np.ndarray, bool]:
-    """The flat source pixel of every output pixel of the displacement ``key`` (nearest
-    neighbour: ``floor`` of the corner-convention point), ``h * w`` for points outside."""
+    """:func:`_flat_index` of the displacement ``key``."""
     _, h, w, _ = key
-    px, py = _points(key)
-    ix = np.floor(px).astype(np.int64)
-    iy = np.floor(py).astype(np.int64)
-    ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
-    idx = np.where(ok, iy * w + ix, h * w).astype(np.int32 if h * w < 2**31 else np.intp).ravel()
+    idx, outside = _flat_index(*_points(key), h, w)
     idx.flags.writeable = False
-    return idx, not bool(ok.all())
+    return idx, outside
 
 
 @functools.lru_cache(maxsize=8)
 def _linear_maps(key: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """OpenCV's (pixel-centre) maps of the displacement ``key``."""
-    px, py = _points(key)
-    mx = np.ascontiguousarray(px - _F32(0.5), dtype=_F32)
-    my = np.ascontiguousarray(py - _F32(0.5), dtype=_F32)
+    """:func:`_centre_maps` of the displacement ``key``."""
+    mx, my = _centre_maps(*_points(key))
     mx.flags.writeable = my.flags.writeable = False
     return mx, my
 
@@ -362,13 +373,6 @@ def _linear_maps(key: tuple) -> tuple[np.ndarray, np.ndarray]:
 def _remap_cached(x: np.ndarray, key: tuple, fill_value: float, interp: str) -> np.ndarray:
     """:func:`remap` at the points of the displacement ``key``, its index maps cached (the
     points depend on the image size and arguments only)."""
-    h, w = x.shape[:2]
     if interp != "nn":
         return _remap_linear(x, *_linear_maps(key), fill_value)
-    idx, outside = _nn_index(key)
-    c = x.shape[2] if x.ndim == 3 else 1
-    src = x.reshape(h * w, c)
-    if outside:
-        fill = saturate(np.full((1, c), fill_value, _F32), x.dtype, overwrite=True)
-        src = np.concatenate((src, fill))
-    return np.take(src, idx, axis=0).reshape(x.shape)
+    return _take_nn(x, *_nn_index(key), fill_value)
