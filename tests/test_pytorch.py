@@ -283,10 +283,15 @@ def test_nodes_pipeline() -> None:
     assert reader.output_names == ("data", "label")
     mapped = nodes.DictMapper(reader, lambda lab: lab * 10, key="label")
     loader = NodesLoader(nodes.ToTorch(mapped))
+    # the reader's own epochs (its default last batch: topped up from the next epoch)
+    same = ndd.readers.File(files=files, labels=[0, 1, 2, 3, 4], max_batch_size=2)
     for _ in range(2):
         out = list(loader)
-        assert [tuple(t.flatten().tolist()) for _, t in out] == [(0, 10), (20, 30), (40,)]
+        epoch = same.next_epoch(batch_size=2)
+        want = [tuple(int(np.asarray(t)[0]) * 10 for t in lab.tensors) for _, lab in epoch]
+        assert [tuple(t.flatten().tolist()) for _, t in out] == want
         assert all(isinstance(d, torch.Tensor) and d.dtype == torch.uint8 for d, _ in out)
+    assert want[-1] == (0, 10)  # the second epoch: 1 2 | 3 4 | 0 1 (one continuous stream)
     assert reader.get_state() == {}
 
 

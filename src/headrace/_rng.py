@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -262,6 +263,39 @@ def resolve_rng(rng: Any) -> RNG:
 
 
 _gen_local = threading.local()
+
+
+def uniform_substreams(words: np.ndarray) -> Callable[[int, int, tuple[int, ...]], np.ndarray]:
+    """``draw(stream, part, shape)``: uniform ``[0, 1)`` doubles from one of the call's
+    independent sub-streams (Philox counter words 2 and 3). What a sub-stream gives depends on
+    the call's 7 words and ``(stream, part)`` only, never on what other sub-streams drew, so a
+    sample's draws need not depend on the batch's other samples. ``stream`` 0 with ``part`` 0
+    is :func:`call_generator`'s stream.
+
+    Examples
+    --------
+    >>> words = np.arange(7, dtype=np.uint32)
+    >>> draw = uniform_substreams(words)
+    >>> a = draw(3, 0, (2,))
+    >>> _ = draw(1, 0, (5,))
+    >>> bool((draw(3, 0, (2,)) == a).all())
+    True
+    """
+    w0, w1, w2, w3, w4, w5, w6 = words.tolist()
+    bg = np.random.Philox(key=np.array([w0 | (w1 << 32), w2 | (w3 << 32)], dtype=np.uint64))
+    gen = np.random.Generator(bg)
+    st = bg.state
+    counter = np.array([w4 | (w5 << 32), w6, 0, 0], dtype=np.uint64)
+
+    def draw(stream: int, part: int, shape: tuple[int, ...]) -> np.ndarray:
+        counter[2], counter[3] = stream, part
+        st["state"]["counter"] = counter
+        st["buffer_pos"] = 4
+        st["has_uint32"] = 0
+        bg.state = st
+        return gen.random(shape)
+
+    return draw
 
 
 def call_generator(words: np.ndarray) -> np.random.Generator:

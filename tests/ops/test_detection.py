@@ -310,6 +310,58 @@ def test_random_bbox_crop_gives_up_after_total_num_attempts() -> None:
     assert np.asarray(out).tolist() == b.tolist()
 
 
+def test_random_bbox_crop_sample_windows_do_not_depend_on_other_samples() -> None:
+    boxes = [np.float32([[0.1, 0.1, 0.4, 0.5]]), np.float32([[0.5, 0.5, 0.9, 0.8]] * 2),
+             np.float32([[0.2, 0.3, 0.6, 0.9]])]  # fmt: skip
+    other = [boxes[0], np.float32([[0.0, 0.0, 0.05, 0.05]] * 3), boxes[2]]
+
+    def windows(bs: list[np.ndarray]) -> list[list[float]]:
+        a, s, *_ = ndd.random_bbox_crop(
+            ndd.batch(bs), ndd.batch([np.zeros(len(b), np.int32) for b in bs]),
+            thresholds=[0.3, 0.5], scaling=[0.3, 1.0], aspect_ratio=[0.5, 2.0],
+            rng=ndd.random.RNG(seed=4),
+        )  # fmt: skip
+        return [np.asarray(a.tensors[i]).tolist() + np.asarray(s.tensors[i]).tolist()
+                for i in range(len(bs))]  # fmt: skip
+
+    first, second = windows(boxes), windows(other)
+    assert first[0] == second[0] and first[2] == second[2]
+    assert windows(boxes[:1]) == first[:1]  # a batch of one: the same first window
+
+
+def test_random_bbox_crop_mixed_batch_hard_and_empty_samples() -> None:
+    """Samples searched together: empty ones take any window, easy ones meet the threshold at
+    once, hard ones keep searching (blocks of attempts) or give up with the whole image."""
+    rng = np.random.default_rng(3)
+    boxes = []
+    for i in range(40):
+        lt = rng.uniform(0, 0.6, (i % 5, 2))
+        boxes.append(np.concatenate([lt, lt + rng.uniform(0.1, 0.4, (i % 5, 2))], 1))
+    boxes = [np.minimum(b, 1).astype(np.float32) for b in boxes]
+    labels = [np.arange(len(b), dtype=np.int32) for b in boxes]
+    anchor, shape, out, lab, idx = ndd.random_bbox_crop(
+        ndd.batch(boxes), ndd.batch(labels), thresholds=[0.4], allow_no_crop=False,
+        scaling=[0.1, 1.0], aspect_ratio=[0.5, 2.0], total_num_attempts=3000, quiet=True,
+        output_bbox_indices=True, rng=ndd.random.RNG(seed=11),
+    )  # fmt: skip
+    searched = 0
+    for i, b in enumerate(boxes):
+        a, s = np.asarray(anchor.tensors[i]), np.asarray(shape.tensors[i])
+        k = np.asarray(idx.tensors[i])
+        assert (a >= 0).all() and (a + s <= 1 + 1e-9).all()
+        assert np.asarray(lab.tensors[i]).tolist() == k.tolist()
+        if len(b) == 0:
+            assert len(k) == 0 and (s < 1).any()  # a drawn window, not the fallback
+        elif (s == 1).all() and (a == 0).all():
+            assert k.tolist() == list(range(len(b)))  # gave up: every box, unchanged
+            assert np.asarray(out.tensors[i]).tolist() == b.tolist()
+        else:
+            searched += 1
+            assert _iou(np.concatenate([a, a + s]), b).min() >= 0.4 - 1e-6  # every box
+            assert len(k) > 0
+    assert searched >= 5
+
+
 # --- roi_random_crop / random_crop_generator ------------------------------------------------------
 def test_roi_random_crop_contains_the_roi_and_covers_every_anchor() -> None:
     x = np.zeros((10, 12), np.uint8)

@@ -597,6 +597,9 @@ def random_bbox_crop(
     Otherwise another option is drawn, until ``total_num_attempts`` windows (-1: 10 000) have
     been tried; then the whole image is used (with a warning unless ``quiet``). With
     ``crop_shape`` (needs ``input_shape``), windows have that size, at integer positions.
+    Each sample draws from its own sub-stream of the call's random draw, so a sample's window
+    does not depend on the batch's other samples; the samples' attempts are evaluated
+    together, in blocks.
 
     Parameters
     ----------

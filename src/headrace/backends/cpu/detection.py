@@ -2,7 +2,7 @@
 
 Boxes are float32 ``[N, 4]`` arrays (``[N, 6]`` for 3-D boxes where an operator allows them),
 relative coordinates unless said otherwise. Random kernels draw from the call's generator in
-sample order.
+sample order, except ``random_bbox_crop``, whose samples each draw from their own sub-stream.
 
 Examples
 --------
@@ -17,7 +17,7 @@ array([[0.5]], dtype=float32)
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from headrace._core.batch import Batch, split_dense
 from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
+from headrace._rng import uniform_substreams
 from headrace.backends.shared.common import check_encoder_args, dali_radians, rotated_canvas_size
 
 Vals = dict[str, Any]
@@ -437,27 +438,29 @@ def bbox_layout_of(layout: str, ltrb: bool, ndim: int) -> str:
     return _START[:ndim] + (_END[:ndim] if ltrb else _SIZE[:ndim])
 
 
+def _columns(layout: str, ndim: int) -> tuple[list[int], list[int], bool]:
+    """The columns of the starts and of the ends (or sizes) of ``layout``, x first, and
+    whether the latter are sizes."""
+    sized = _END[0] not in layout
+    second = _SIZE if sized else _END
+    return [layout.index(c) for c in _START[:ndim]], [layout.index(c) for c in second[:ndim]], sized
+
+
 def to_ltrb(b: np.ndarray, layout: str, ndim: int) -> np.ndarray:
     """Boxes of ``layout`` as ``[starts..., ends...]`` in x, y(, z) order."""
-    out = np.empty_like(b)
-    for d in range(ndim):
-        s = b[:, layout.index(_START[d])]
-        out[:, d] = s
-        out[:, ndim + d] = (
-            b[:, layout.index(_END[d])] if _END[d] in layout else s + b[:, layout.index(_SIZE[d])]
-        )
+    starts, seconds, sized = _columns(layout, ndim)
+    out = b[:, starts + seconds]
+    if sized:
+        out[:, ndim:] += out[:, :ndim]
     return out
 
 
 def from_ltrb(b: np.ndarray, layout: str, ndim: int) -> np.ndarray:
     """Inverse of :func:`to_ltrb`."""
+    starts, seconds, sized = _columns(layout, ndim)
     out = np.empty_like(b)
-    for d in range(ndim):
-        out[:, layout.index(_START[d])] = b[:, d]
-        if _END[d] in layout:
-            out[:, layout.index(_END[d])] = b[:, ndim + d]
-        else:
-            out[:, layout.index(_SIZE[d])] = b[:, ndim + d] - b[:, d]
+    out[:, starts] = b[:, :ndim]
+    out[:, seconds] = b[:, ndim:] - b[:, :ndim] if sized else b[:, ndim:]
     return out
 
 
@@ -478,63 +481,13 @@ def _shape_xyz(v: Any, layout: str, ndim: int, what: str) -> np.ndarray | None:
     return np.array([a[lay.index(_SIZE[d])] for d in range(ndim)])
 
 
-def overlap_metric(
-    crop: np.ndarray, boxes: np.ndarray, ndim: int, kind: str, vol: np.ndarray | None = None
-) -> np.ndarray:
-    """IoU of ``crop`` with each box (``kind="iou"``) or the fraction of each box it covers.
-    ``vol``: the boxes' volumes (:func:`box_volumes`), when already known."""
-    ext = np.minimum(boxes[:, ndim:], crop[ndim:])
-    ext -= np.maximum(boxes[:, :ndim], crop[:ndim])
-    np.maximum(ext, 0, out=ext)
-    inter = ext[:, 0]
-    for d in range(1, ndim):
-        inter = inter * ext[:, d]
-    if vol is None:
-        vol = box_volumes(boxes, ndim)
-    den = vol + np.prod(crop[ndim:] - crop[:ndim]) - inter if kind == "iou" else vol
-    return np.divide(inter, den, out=np.zeros_like(inter), where=den > 0)
-
-
 def box_volumes(boxes: np.ndarray, ndim: int) -> np.ndarray:
-    """The volume (area) of each ltrb box, its extents multiplied in axis order."""
-    size = boxes[:, ndim:] - boxes[:, :ndim]
-    vol = size[:, 0]
+    """The volume (area) of each ltrb box (last axis), its extents multiplied in axis order."""
+    size = boxes[..., ndim:] - boxes[..., :ndim]
+    vol = size[..., 0]
     for d in range(1, ndim):
-        vol = vol * size[:, d]
+        vol = vol * size[..., d]
     return vol
-
-
-def _keep(
-    crop: np.ndarray,
-    boxes: np.ndarray,
-    ndim: int,
-    prune: float | None,
-    centres: np.ndarray | None = None,
-    vol: np.ndarray | None = None,
-) -> np.ndarray:
-    if prune is None:
-        c = (boxes[:, :ndim] + boxes[:, ndim:]) / 2 if centres is None else centres
-        return np.all((c >= crop[:ndim]) & (c <= crop[ndim:]), axis=1)
-    return overlap_metric(crop, boxes, ndim, "overlap", vol) >= prune
-
-
-def window_size(
-    gen: np.random.Generator, scaling: np.ndarray, ar: np.ndarray, extent: np.ndarray, ndim: int
-) -> np.ndarray | None:
-    """A relative window size: x uniform in ``scaling``, the others from aspect ratios (x over
-    the other axis, in pixels when ``extent`` is the image size) uniform in ``ar``'s pairs;
-    ``None`` when a derived size falls outside ``scaling`` or the image."""
-    lo_s, hi_s = float(scaling[0]), float(scaling[1])
-    pairs = ar.reshape(-1, 2).tolist()
-    x = gen.uniform(lo_s, hi_s)
-    size = [x]
-    for d in range(1, ndim):
-        lo, hi = pairs[d - 1 if len(pairs) > 1 else 0]
-        r = gen.uniform(lo, hi)
-        size.append(x * float(extent[0]) / (r * float(extent[d])))
-    if any(not lo_s <= v <= hi_s for v in size[1:]) or any(v > 1 for v in size):
-        return None
-    return np.array(size)
 
 
 #: Attempts ``random_bbox_crop`` makes with ``total_num_attempts=-1`` before it gives up.
@@ -584,75 +537,176 @@ def crop_settings(a: Vals, ndim: int) -> Vals:
     }
 
 
-def bbox_crop_one(
-    gen: np.random.Generator, boxes: np.ndarray, a: Vals, ndim: int, settings: Vals | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One sample of ``random_bbox_crop``: ``(anchor, shape, boxes, kept indices)``.
+#: Attempts drawn at once for each sample still without a window (whole threshold choices of
+#: ``num_attempts`` attempts each, at least this many); most samples find theirs in the first.
+_BLOCK = 16
+_BLOCK_MAX = 1024
+#: Largest ``samples x attempts x boxes`` evaluated in one pass (bounds the temporaries).
+_PASS_ELEMENTS = 1 << 18
 
-    ``boxes`` are ltrb (x, y(, z) order); anchor and shape are relative, x-first, and so are the
-    returned boxes (relative to the crop window, clipped to it). ``settings``: the
-    :func:`crop_settings` of ``a`` (computed when not given).
+
+def _windows(u: np.ndarray, st: Vals, ndim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(start, size, valid)`` of attempts from uniform draws ``u`` (``(..., 2 ndim)``):
+    relative windows, x first. Without ``crop_shape`` x is uniform in ``scaling`` and the other
+    extents follow from aspect ratios (x over the other axis, in pixels when the image size is
+    known) uniform in their pairs; an attempt is not ``valid`` when a derived extent falls
+    outside ``scaling`` or the image."""
+    crop_shape, in_shape = st["crop_shape"], st["in_shape"]
+    if crop_shape is not None:
+        size = np.broadcast_to(np.minimum(crop_shape / in_shape, 1.0), (*u.shape[:-1], ndim))
+        start = np.floor(u[..., :ndim] * (in_shape - crop_shape + 1)) / in_shape
+        return np.clip(start, 0, 1 - size), size, np.ones(u.shape[:-1], bool)
+    lo_s, hi_s = float(st["scaling"][0]), float(st["scaling"][1])
+    pairs, ext = st["ar"].reshape(-1, 2).tolist(), st["extent"]
+    x = lo_s + (hi_s - lo_s) * u[..., 0]
+    size = np.empty((*u.shape[:-1], ndim))
+    size[..., 0] = x
+    valid = x <= 1
+    for d in range(1, ndim):
+        lo, hi = pairs[d - 1 if len(pairs) > 1 else 0]
+        v = x * float(ext[0]) / ((lo + (hi - lo) * u[..., d]) * float(ext[d]))
+        size[..., d] = v
+        valid &= (v >= lo_s) & (v <= hi_s) & (v <= 1)
+    return u[..., ndim:] * (1 - size), size, valid
+
+
+def _overlaps(lo: np.ndarray, hi: np.ndarray, boxes: np.ndarray, vol: np.ndarray, ndim: int,
+              iou: bool) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``(metric, covered)`` of windows ``[lo, hi)`` (``(n, k, ndim)``) against padded boxes
+    (``(n, 1, N, 2 ndim)``): IoU (``iou``) or the fraction of each box inside the window, and
+    the latter in any case (for pruning). One coordinate at a time: NumPy broadcasts an
+    innermost axis of 2 or 3 values several times slower."""
+    inter = np.empty(0)
+    for d in range(ndim):
+        ext = np.minimum(boxes[..., ndim + d], hi[:, :, None, d])
+        ext -= np.maximum(boxes[..., d], lo[:, :, None, d])
+        np.maximum(ext, 0, out=ext)
+        inter = ext if d == 0 else inter * ext
+    covered = np.divide(inter, vol, out=np.zeros_like(inter), where=vol > 0)
+    if not iou:
+        return covered, covered
+    wvol = box_volumes(np.concatenate([lo, hi], -1), ndim)[..., None]
+    den = vol + wvol - inter
+    return np.divide(inter, den, out=np.zeros_like(inter), where=den > 0), covered
+
+
+def _centred(lo: np.ndarray, hi: np.ndarray, boxes: np.ndarray, ndim: int) -> np.ndarray:
+    """Whether each padded box's centre lies in each window (shapes as :func:`_overlaps`)."""
+    inside = np.empty(0)
+    for d in range(ndim):
+        c = (boxes[..., d] + boxes[..., ndim + d]) / 2
+        ok = (c >= lo[:, :, None, d]) & (c <= hi[:, :, None, d])
+        inside = ok if d == 0 else inside & ok
+    return inside
+
+
+def bbox_crops(
+    draw: Callable[[int, int, tuple[int, int]], np.ndarray],
+    ids: list[int],
+    boxes: list[np.ndarray],
+    a: Vals,
+    ndim: int,
+    st: Vals,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """``random_bbox_crop`` for samples sharing arguments ``a`` (:func:`crop_settings` ``st``):
+    per sample ``(anchor, shape, boxes, kept indices)``.
+
+    ``boxes`` are ltrb float64 (x, y(, z) order); anchor and shape are relative, x-first, and so
+    are the returned boxes (relative to the window, clipped to it). Each sample repeats: pick a
+    threshold (or no crop) among the options, try ``num_attempts`` windows; the first window
+    whose overlap with the boxes meets the threshold (with at least one box kept) wins, and
+    after ``total_num_attempts`` the whole image is used. The attempts of every sample still
+    searching are evaluated together, a block at a time; ``draw(id, block, shape)`` gives the
+    uniform draws of sample ``ids[j]``'s block (its own sub-stream: a sample's window does not
+    depend on the other samples).
     """
-    st = crop_settings(a, ndim) if settings is None else settings
-    in_shape, crop_shape, full = st["in_shape"], st["crop_shape"], st["full"]
-    options, total = st["options"], st["total"]
-    prune = a["bbox_prune_threshold"]
-    every = a["all_boxes_above_threshold"]
-    kind = a["threshold_type"]
-    vol = box_volumes(boxes, ndim)  # the boxes' own quantities, once for every attempt
-    centres = (boxes[:, :ndim] + boxes[:, ndim:]) / 2 if prune is None else None
-    tried = 0
-    while tried < total:
-        t = options[int(gen.integers(len(options)))]
-        if t is None:
-            return full[:ndim], full[ndim:], boxes, np.arange(len(boxes))
-        for _ in range(a["num_attempts"]):
-            if tried >= total:
-                break
-            tried += 1
-            if crop_shape is not None:
-                size = np.minimum(crop_shape / in_shape, 1.0)
-                start = np.floor(gen.random(ndim) * (in_shape - crop_shape + 1)) / in_shape
-                start = np.clip(start, 0, 1 - size)
-            else:
-                drawn = window_size(gen, st["scaling"], st["ar"], st["extent"], ndim)
-                if drawn is None:
+    full = st["full"]
+    options, total, na = st["options"], st["total"], a["num_attempts"]
+    thr = np.array([np.nan if o is None else o for o in options])
+    prune, every = a["bbox_prune_threshold"], a["all_boxes_above_threshold"]
+    iou = a["threshold_type"] == "iou"
+    groups = max(1, -(-_BLOCK // na))
+    out: list[Any] = [None] * len(boxes)
+    tried = np.zeros(len(boxes), np.int64)
+    passes = [0] * len(boxes)
+    todo = list(range(len(boxes)))
+    while todo:
+        k = groups * na
+        nmax = max(1, max(len(boxes[s]) for s in todo))
+        chunk = todo[: max(1, _PASS_ELEMENTS // (k * nmax))]
+        n = len(chunk)
+        padded = np.zeros((n, 1, nmax, 2 * ndim))
+        mask = np.zeros((n, 1, nmax), bool)
+        for j, s in enumerate(chunk):
+            padded[j, 0, : len(boxes[s])] = boxes[s]
+            mask[j, 0, : len(boxes[s])] = True
+        u = np.stack([draw(ids[s], passes[s], (k, 1 + 2 * ndim)) for s in chunk])
+        pick = thr[np.minimum(u[:, ::na, 0] * len(options), len(options) - 1).astype(np.intp)]
+        t = np.repeat(pick, na, axis=1)[..., None]
+        nocrop = np.zeros((n, k), bool)
+        nocrop[:, ::na] = np.isnan(pick)
+        start, size, valid = _windows(u[..., 1:], st, ndim)
+        end = start + size
+        allowed = tried[chunk][:, None] + np.arange(k) < total
+        metric, covered = _overlaps(start, end, padded, box_volumes(padded, ndim), ndim, iou)
+        passed = metric >= t
+        ok = (passed | ~mask).all(-1) if every else (passed & mask).any(-1)
+        if prune is None:
+            keep = _centred(start, end, padded, ndim)
+        else:
+            keep = covered >= prune
+        keep &= mask
+        empty = ~mask.any(-1)  # a sample without boxes takes any valid window
+        hit = allowed & (nocrop | (valid & ~np.isnan(t[..., 0]) & (empty | ok & keep.any(-1))))
+        rows = np.arange(n)
+        first = hit.argmax(1)
+        found = hit[rows, first]
+        whole = found & nocrop[rows, first]
+        lo_w, hi_w, sz = start[rows, first], end[rows, first], size[rows, first]
+        r, c = np.nonzero(keep[rows, first] & (found & ~whole)[:, None])  # the kept boxes
+        box = padded[r, 0, c]
+        lo = np.clip(box[:, :ndim], lo_w[r], hi_w[r])
+        hi = np.clip(box[:, ndim:], lo_w[r], hi_w[r])
+        rel = np.concatenate([lo - lo_w[r], hi - lo_w[r]], 1)
+        rel /= np.tile(sz[r], 2)
+        counts = np.bincount(r, minlength=n).tolist()
+        rels, idxs = _split(np.clip(rel, 0, 1, out=rel), counts), _split(c, counts)
+        tried[chunk] += k * ~found
+        for j, s in enumerate(chunk):
+            passes[s] += 1
+            if found[j] and not whole[j]:
+                out[s] = (lo_w[j], sz[j], rels[j], idxs[j])
+                continue
+            if not found[j]:
+                if tried[s] < total:
                     continue
-                size = drawn
-                start = gen.random(ndim) * (1 - size)
-            crop = np.concatenate([start, start + size])
-            if len(boxes):
-                m = overlap_metric(crop, boxes, ndim, kind, vol)
-                ok = (m >= t).all() if every else (m >= t).any()
-                if not ok:
-                    continue
-                keep = _keep(crop, boxes, ndim, prune, centres, vol)
-                if not keep.any():
-                    continue
-            else:
-                keep = np.zeros(0, bool)
-            idx = np.flatnonzero(keep)
-            kept = boxes[idx]
-            lo = np.clip(kept[:, :ndim], crop[:ndim], crop[ndim:])
-            hi = np.clip(kept[:, ndim:], crop[:ndim], crop[ndim:])
-            rel = np.concatenate([(lo - start) / size, (hi - start) / size], 1)
-            return start, size, np.clip(rel, 0, 1), idx
-    if not a["quiet"]:
-        warnings.warn(
-            f"random_bbox_crop: no crop window met the constraints in {tried} attempts; the "
-            "whole image is used.",
-            stacklevel=2,
-        )
-    return full[:ndim], full[ndim:], boxes, np.arange(len(boxes))
+                if not a["quiet"]:
+                    warnings.warn(
+                        f"random_bbox_crop: no crop window met the constraints in {total} "
+                        "attempts; the whole image is used.",
+                        stacklevel=3,
+                    )
+            out[s] = (full[:ndim], full[ndim:], boxes[s], np.arange(len(boxes[s])))
+        todo = [s for s in todo if out[s] is None]
+        groups = min(2 * groups, max(1, _BLOCK_MAX // na))  # hard samples: longer blocks
+    return out
+
+
+def _split(arr: np.ndarray, counts: list[int]) -> list[np.ndarray]:
+    """``arr``'s rows in consecutive pieces of ``counts`` rows (views)."""
+    ends = np.cumsum(counts).tolist()
+    return [arr[e - c : e] for e, c in zip(ends, counts)]
 
 
 def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, ...]:
-    """``random_bbox_crop``: every sample's window drawn in sample order."""
-    gen = kc.generator()
+    """``random_bbox_crop``: the samples' boxes checked in sample order, then the samples that
+    share arguments converted and given their windows together (:func:`bbox_crops`), each
+    sample drawing from its own sub-stream of the call's generator."""
+    draw = uniform_substreams(kc.rng_words)
     bx, lb = ins
     vals = _vals(v, kc.n)
-    settings: dict[tuple[int, int], Vals] = {}  # one per argument set (all samples, usually)
-    anchors, shapes, outb, outl, outi = [], [], [], [], []
+    groups: dict[tuple[int, int], list[int]] = {}  # one per argument set (all samples, usually)
+    raws: list[np.ndarray] = []
     for i in range(kc.n):
         a = vals[i]
         try:
@@ -663,42 +717,58 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
                     f"random_bbox_crop: boxes must have the shape [N, 4] or [N, 6], got "
                     f"{list(raw.shape)}."
                 )
-            ndim = width // 2
-            layout = bbox_layout_of(a["bbox_layout"], a["ltrb"], ndim)
             b = boxes_of(raw, "random_bbox_crop: boxes", width)
-            lab = np.asarray(lb._samples[i])
-            if lab.shape[:1] != (b.shape[0],):
+            n_labels = np.shape(lb._samples[i])[:1]
+            if n_labels != (b.shape[0],):
                 raise ShapeError(
                     f"random_bbox_crop: got {b.shape[0]} boxes and labels of shape "
-                    f"{list(lab.shape)}."
+                    f"{list(np.shape(lb._samples[i]))}."
                 )
-            ltrb = to_ltrb(b.astype(np.float64), layout, ndim)
-            key = (id(a), ndim)
-            if key not in settings:
-                settings[key] = crop_settings(a, ndim)
-            start, size, rel, idx = bbox_crop_one(gen, ltrb, a, ndim, settings[key])
+            key = (id(a), width // 2)
+            if key not in groups:  # argument errors name the first sample that has them
+                bbox_layout_of(a["bbox_layout"], a["ltrb"], width // 2)
+                crop_settings(a, width // 2)
         except Exception as e:
             from headrace._dispatch.kernel_context import annotate
 
             raise annotate(e, kc.name, i, kc.source(i)) from None
-        lay = a["shape_layout"] or _SIZE[:ndim]
-        order = [_SIZE.index(c) for c in lay]
+        groups.setdefault(key, []).append(i)
+        raws.append(b)
+    anchors: list[Any] = [None] * kc.n
+    shapes, outb, outi = anchors.copy(), anchors.copy(), anchors.copy()
+    for (_, ndim), members in groups.items():
+        a = vals[members[0]]
+        layout = bbox_layout_of(a["bbox_layout"], a["ltrb"], ndim)
+        counts = [len(raws[i]) for i in members]
+        every = np.concatenate([raws[i] for i in members]).astype(np.float64)
+        found = bbox_crops(
+            lambda i, part, shape: draw(1 + i, part, shape),
+            members,
+            _split(to_ltrb(every, layout, ndim), counts),
+            a,
+            ndim,
+            crop_settings(a, ndim),
+        )
+        starts = np.array([f[0] for f in found])
+        sizes = np.array([f[1] for f in found])
         if a["crop_shape"] is not None:  # absolute windows
             in_shape = _shape_xyz(a["input_shape"], a["shape_layout"], ndim, "input_shape")
-            start, size = np.round(start * in_shape), np.round(size * in_shape)
-        anchors.append(np.asarray(start, F32)[order])
-        shapes.append(np.asarray(size, F32)[order])
-        outb.append(from_ltrb(rel, layout, ndim).astype(F32))
-        outl.append(lab[idx])
-        outi.append(idx.astype(np.int32))
-    res = [
+            starts, sizes = np.round(starts * in_shape), np.round(sizes * in_shape)
+        order = [_SIZE.index(c) for c in a["shape_layout"] or _SIZE[:ndim]]
+        rel = np.concatenate([f[2] for f in found]) if found else np.zeros((0, 2 * ndim))
+        kept = _split(from_ltrb(rel, layout, ndim).astype(F32), [len(f[3]) for f in found])
+        for j, (i, f) in enumerate(zip(members, found)):
+            outb[i], outi[i] = kept[j], f[3].astype(np.int32)
+        for i, an, sh in zip(members, starts[:, order].astype(F32), sizes[:, order].astype(F32)):
+            anchors[i], shapes[i] = an, sh
+    labels = [np.asarray(lb._samples[i])[outi[i]] for i in range(kc.n)]
+    return (
         _wrap(kc, anchors, _dt.float32),
         _wrap(kc, shapes, _dt.float32),
         _wrap(kc, outb, _dt.float32),
-        Batch._wrap(outl, lb._dtype, None, kc.device),
+        Batch._wrap(labels, lb._dtype, None, kc.device),
         _wrap(kc, outi, _dt.int32),
-    ]
-    return tuple(res)
+    )
 
 
 # --- roi_random_crop / random_crop_generator ----------------------------------------------------
