@@ -183,6 +183,27 @@ def _isolated_reference(func: str, *args):  # type: ignore[no-untyped-def]
     raise AssertionError("unreachable")
 
 
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 33, 1000, 32007])
+def test_prefix_sums_equal_cumsum(n):
+    from headrace.backends.cpu.speech import prefix_sums
+
+    c = np.random.default_rng(n).random(n)
+    want = np.cumsum(c)
+    got = prefix_sums(c)
+    assert got.shape == want.shape and np.allclose(got, want, rtol=1e-13, atol=0)
+
+
+def test_nonsilent_region_closed_form():
+    """Power windows of a burst between zeros: the region spans the windows that touch it."""
+    sig = np.zeros(6000, np.float32)
+    sig[2500:3100] = 0.5
+    b, n = ndd.nonsilent_region(sig, window_length=256, cutoff_db=-20.0)
+    # mean power of a window = 0.25 * overlap / 256; >= 0.0025 (-20 dB of the max 0.25) needs
+    # an overlap of at least 2.56 samples: windows starting at 2500 - 256 + 3 .. 3100 - 3,
+    # the region from the first window's start to the last one's end
+    assert (int(np.asarray(b)), int(np.asarray(n))) == (2247, 3097 + 256 - 2247)
+
+
 def test_errors_name_op_and_argument():
     x = ndd.tensor(np.zeros(100, np.float32))
     with pytest.raises(InvalidArgumentError, match=r"nonsilent_region.*reset_interval"):

@@ -177,13 +177,44 @@ def to_decibels(
     return r
 
 
+#: Block of :func:`prefix_sums`: one small matrix product per block of this many values.
+_PREFIX_BLOCK = 16
+_TRIANGLES: dict[int, np.ndarray] = {}
+
+
+def prefix_sums(c: np.ndarray) -> np.ndarray:
+    """``numpy.cumsum`` of a float64 vector, ~2x faster: blocks of 16 values summed by one
+    product with an upper-triangular matrix of ones (independent sums instead of one long
+    chain of dependent additions), then the blocks' running totals added. Same values to
+    ~1e-14 relative (the sums are grouped differently)."""
+    b = _PREFIX_BLOCK
+    m = c.size // b
+    if m < 2:
+        return np.cumsum(c)
+    tri = _TRIANGLES.get(b)
+    if tri is None:
+        tri = _TRIANGLES[b] = np.triu(np.ones((b, b)))
+    out = np.empty_like(c)
+    blocks = out[: m * b].reshape(m, b)
+    np.matmul(c[: m * b].reshape(m, b), tri, out=blocks)
+    totals = np.cumsum(blocks[:, -1])
+    blocks[1:] += totals[:-1, None]
+    if c.size > m * b:
+        np.cumsum(c[m * b :], out=out[m * b :])
+        out[m * b :] += totals[-1]
+    return out
+
+
 def moving_power(x: np.ndarray, window: int) -> np.ndarray:
     """Mean of ``x**2`` over each window of ``window`` samples (one window when shorter)."""
-    sq = np.square(x.astype(np.float64))
+    sq = np.square(x, dtype=np.float64)
     if sq.size <= window:
         return np.array([sq.sum() / window]) if sq.size else sq
-    c = np.concatenate(([0.0], np.cumsum(sq)))
-    return (c[window:] - c[:-window]) / window
+    c = prefix_sums(sq)
+    out = np.empty(sq.size - window + 1)
+    out[0] = c[window - 1]
+    np.subtract(c[window:], c[:-window], out=out[1:])
+    return np.divide(out, window, out=out)
 
 
 def nonsilent_region(kc: Any, inputs: list[Batch], args: dict[str, Any]) -> tuple[Batch, Batch]:

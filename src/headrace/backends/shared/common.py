@@ -625,11 +625,12 @@ def nonsilent_bounds(
     if length == 0 or power.size == 0:
         return 0, 0
     ref = float(power.max()) if reference_power == 0 else reference_power
-    above = np.flatnonzero(power >= ref * 10.0 ** (cutoff_db / 10.0))
-    if above.size == 0:
+    above = power >= ref * 10.0 ** (cutoff_db / 10.0)
+    begin = int(above.argmax())  # (boolean argmax stops at the first True)
+    if not above[begin]:
         return 0, 0
-    begin = int(above[0])
-    return begin, min(int(above[-1]) + window, length) - begin
+    last = above.size - 1 - int(above[::-1].argmax())
+    return begin, min(last + window, length) - begin
 
 
 def check_audio(shape: Sequence[int], dtype: Any, op: str) -> None:
