@@ -646,7 +646,7 @@ def bbox_crop_one(
     return full[:ndim], full[ndim:], boxes, np.arange(len(boxes))
 
 
-def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, ...]:
+def random_bbox_crop(kc: KernelContext, ins: list[Batch | None], v: Vals) -> tuple[Batch, ...]:
     """``random_bbox_crop``: every sample's window drawn in sample order."""
     gen = kc.generator()
     bx, lb = ins
@@ -666,8 +666,8 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
             ndim = width // 2
             layout = bbox_layout_of(a["bbox_layout"], a["ltrb"], ndim)
             b = boxes_of(raw, "random_bbox_crop: boxes", width)
-            lab = np.asarray(lb._samples[i])
-            if lab.shape[:1] != (b.shape[0],):
+            lab = None if lb is None else np.asarray(lb._samples[i])
+            if lab is not None and lab.shape[:1] != (b.shape[0],):
                 raise ShapeError(
                     f"random_bbox_crop: got {b.shape[0]} boxes and labels of shape "
                     f"{list(lab.shape)}."
@@ -689,13 +689,13 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
         anchors.append(np.asarray(start, F32)[order])
         shapes.append(np.asarray(size, F32)[order])
         outb.append(from_ltrb(rel, layout, ndim).astype(F32))
-        outl.append(lab[idx])
         outi.append(idx.astype(np.int32))
+        outl.append(outi[-1] if lab is None else lab[idx])  # no labels: a placeholder
     res = [
         _wrap(kc, anchors, _dt.float32),
         _wrap(kc, shapes, _dt.float32),
         _wrap(kc, outb, _dt.float32),
-        Batch._wrap(outl, lb._dtype, None, kc.device),
+        Batch._wrap(outl, _dt.int32 if lb is None else lb._dtype, None, kc.device),
         _wrap(kc, outi, _dt.int32),
     ]
     return tuple(res)
