@@ -274,6 +274,34 @@ def test_random_bbox_crop_square_windows_by_default_and_xywh_layout() -> None:
     assert o[2] > 0 and o[3] > 0 and o[0] + o[2] <= 1 + 1e-6
 
 
+@pytest.mark.parametrize("eval_mode", [ndd.EvalMode.eager, ndd.EvalMode.deferred])
+def test_random_bbox_crop_without_labels_has_no_labels_output(eval_mode) -> None:
+    boxes = BOXES[:3]
+    kw = {"thresholds": [0.1], "scaling": [0.3, 1.0], "aspect_ratio": [0.5, 2.0]}
+    kw["num_attempts"] = 50
+    with eval_mode:
+        three = ndd.random_bbox_crop(ndd.batch(boxes), rng=ndd.random.RNG(seed=4), **kw)
+        four = ndd.random_bbox_crop(
+            ndd.batch(boxes), rng=ndd.random.RNG(seed=4), output_bbox_indices=True, **kw
+        )
+        labelled = ndd.random_bbox_crop(
+            ndd.batch(boxes),
+            ndd.batch([np.arange(len(b), dtype=np.int32) for b in boxes]),
+            rng=ndd.random.RNG(seed=4),
+            output_bbox_indices=True,
+            **kw,
+        )
+    assert len(three) == 3 and len(four) == 4
+    assert [t.dtype for t in four] == [ndd.float32, ndd.float32, ndd.float32, ndd.int32]
+    # the same draws as with labels: the windows, boxes and indices are those of the labelled call
+    for ours, ref in zip([*four[:3], four[3]], [*labelled[:3], labelled[4]]):
+        assert all(np.array_equal(a, b) for a, b in zip(_host(ours), _host(ref)))
+    for ours, ref in zip(three, four[:3]):
+        assert all(np.array_equal(a, b) for a, b in zip(_host(ours), _host(ref)))
+    single = ndd.random_bbox_crop(BOXES[0], rng=ndd.random.RNG(seed=4), **kw)
+    assert len(single) == 3 and np.asarray(single[2]).shape[1] == 4
+
+
 @pytest.mark.dali
 def test_random_bbox_crop_outputs_like_reference() -> None:
     dndd = dali_ndd()

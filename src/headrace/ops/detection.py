@@ -560,7 +560,7 @@ def multi_paste(
 
 def random_bbox_crop(
     boxes: Any,
-    labels: Any,
+    labels: Any = None,
     /,
     *,
     all_boxes_above_threshold: bool | None = None,
@@ -605,8 +605,8 @@ def random_bbox_crop(
     ----------
     boxes : Tensor or Batch
         Float boxes ``[N, 4]`` (``[N, 6]`` in 3-D), relative coordinates.
-    labels : Tensor or Batch
-        One label per box (``[N]`` or ``[N, 1]``).
+    labels : Tensor or Batch, optional
+        One label per box (``[N]`` or ``[N, 1]``); without it there is no labels output.
     all_boxes_above_threshold, allow_no_crop : bool, optional
         Default True.
     aspect_ratio : sequence of float, optional
@@ -641,10 +641,10 @@ def random_bbox_crop(
     Returns
     -------
     tuple
-        ``(anchor, shape, boxes, labels[, indices])``: the window's start and size (float32,
+        ``(anchor, shape, boxes[, labels][, indices])``: the window's start and size (float32,
         relative; absolute with ``crop_shape``; in ``shape_layout`` order, x first by default),
         the kept boxes relative to the window and clipped to it (the input's layout), their
-        labels.
+        labels (when ``labels`` is given).
 
     Examples
     --------
@@ -659,7 +659,9 @@ def random_bbox_crop(
     (True, [1])
     """
     res = RANDOM_BBOX_CROP.call((boxes, labels), **forward_args(locals(), "boxes", "labels"))
-    return res if output_bbox_indices else res[:4]
+    if labels is None:  # the kernel's labels output is a placeholder then
+        res = res[:3] + res[4:]
+    return res if output_bbox_indices else res[:-1]
 
 
 def roi_random_crop(

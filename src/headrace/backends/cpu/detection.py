@@ -698,7 +698,7 @@ def _split(arr: np.ndarray, counts: list[int]) -> list[np.ndarray]:
     return [arr[e - c : e] for e, c in zip(ends, counts)]
 
 
-def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, ...]:
+def random_bbox_crop(kc: KernelContext, ins: list[Batch | None], v: Vals) -> tuple[Batch, ...]:
     """``random_bbox_crop``: the samples' boxes checked in sample order, then the samples that
     share arguments converted and given their windows together (:func:`bbox_crops`), each
     sample drawing from its own sub-stream of the call's generator."""
@@ -718,8 +718,8 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
                     f"{list(raw.shape)}."
                 )
             b = boxes_of(raw, "random_bbox_crop: boxes", width)
-            n_labels = np.shape(lb._samples[i])[:1]
-            if n_labels != (b.shape[0],):
+            n_labels = None if lb is None else np.shape(lb._samples[i])[:1]
+            if n_labels is not None and n_labels != (b.shape[0],):
                 raise ShapeError(
                     f"random_bbox_crop: got {b.shape[0]} boxes and labels of shape "
                     f"{list(np.shape(lb._samples[i]))}."
@@ -761,12 +761,16 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batc
             outb[i], outi[i] = kept[j], f[3].astype(np.int32)
         for i, an, sh in zip(members, starts[:, order].astype(F32), sizes[:, order].astype(F32)):
             anchors[i], shapes[i] = an, sh
-    labels = [np.asarray(lb._samples[i])[outi[i]] for i in range(kc.n)]
+    if lb is None:  # no labels: the indices stand in (the operator drops this output)
+        labels, label_type = outi, _dt.int32
+    else:
+        labels = [np.asarray(lb._samples[i])[outi[i]] for i in range(kc.n)]
+        label_type = lb._dtype
     return (
         _wrap(kc, anchors, _dt.float32),
         _wrap(kc, shapes, _dt.float32),
         _wrap(kc, outb, _dt.float32),
-        Batch._wrap(labels, lb._dtype, None, kc.device),
+        Batch._wrap(labels, label_type, None, kc.device),
         _wrap(kc, outi, _dt.int32),
     )
 
