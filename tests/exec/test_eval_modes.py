@@ -76,6 +76,20 @@ def test_async_error_same_type_cause_and_user_line(mode):
     assert last.name == "_fail_line"
 
 
+@pytest.mark.parametrize("mode", [ndd.EvalMode.deferred, ndd.EvalMode.eager])
+def test_async_error_cause_ends_at_the_call_line_not_the_evaluation_line(mode):
+    # The failing call and the line using its result are in the same (still running) frame.
+    x = ndd.tensor(np.zeros((2, 2)))
+    with mode:
+        y = ndd.transpose(x, perm=[0, 0])
+        call_line = sys._getframe().f_lineno - 1
+        with pytest.raises(ValueError) as info:
+            y.evaluate()
+    last = traceback.extract_tb(info.value.__cause__.__traceback__)[-1]
+    assert (last.filename, last.lineno) == (__file__, call_line)
+    assert last.line == "y = ndd.transpose(x, perm=[0, 0])"
+
+
 def test_sync_error_at_call():
     x = ndd.tensor(np.zeros((2, 2)))
     with ndd.EvalMode.sync_cpu, pytest.raises(ValueError, match="not a permutation"):

@@ -169,7 +169,7 @@ def test_tensor_resize_shapes_and_values():
     ]:
         assert G.tensor_resize(x, **kw).shape == shape, kw
     named = G.tensor_resize(
-        ndd.tensor(np.zeros((4, 6, 2)), layout="HWC"), sizes=[3], axis_names="W"
+        ndd.tensor(np.zeros((4, 6, 2), np.float32), layout="HWC"), sizes=[3], axis_names="W"
     )
     assert named.shape == (4, 3, 2) and named.layout == "HWC"
     a = np.arange(5, dtype=np.float32)
@@ -331,6 +331,33 @@ def test_required_arguments_are_keyword_only():
         G.random_resized_crop(_B)  # size is required
     with pytest.raises(TypeError):
         G.paste(_B, ratio=2.0)  # so is fill_value
+
+
+_RESAMPLING = {
+    "resize": (G.resize, {"size": [5, 5]}),
+    "random_resized_crop": (G.random_resized_crop, {"size": [5, 5]}),
+    "resize_crop_mirror": (G.resize_crop_mirror, {"size": [6, 6], "crop": [5, 5]}),
+    "tensor_resize": (G.tensor_resize, {"sizes": [5, 5], "axes": [0, 1]}),
+}
+_RESAMPLED_TYPES = ("uint8", "int16", "uint16", "float32")
+_REFUSED_TYPES = ("bool", "int8", "int32", "uint32", "int64", "float16", "float64")
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("name", sorted(_RESAMPLING))
+def test_resampling_accepts_only_the_reference_input_types(name, device):
+    op, args = _RESAMPLING[name]
+    for t in _RESAMPLED_TYPES:
+        x = ndd.tensor(np.zeros((10, 10, 3), t), device=device)
+        assert op(x, **args).shape[:2] == (5, 5), t
+    for t in _REFUSED_TYPES:
+        x = ndd.tensor(np.zeros((10, 10, 3), t), device=device)
+        with ndd.EvalMode.sync_cpu, pytest.raises(RuntimeError, match=f"{name}: .*got {t}"):
+            op(x, **args)
+        with ndd.EvalMode.deferred:  # the same error where the result is used
+            r = op(x, **args)
+            with pytest.raises(InvalidArgumentError, match=f"got {t}"):
+                r.evaluate()
 
 
 def test_errors_surface_where_the_result_is_used_in_every_mode():
@@ -506,3 +533,20 @@ def test_resize_float_fractional_scale_matches_dali():
     ref = dali_run("resize", FLOATS[:1], layout="HWC", size=[20, 18.63])
     out = host(G.resize(ndd.batch(FLOATS[:1], layout="HWC"), size=[20, 18.63]))
     assert max_diff(out, ref) <= 1e-4
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("name", sorted(_RESAMPLING))
+def test_resampling_input_types_match_dali(name):
+    from tests._helpers.dali_oracle import dali_ndd
+
+    dndd = dali_ndd()
+    _, args = _RESAMPLING[name]
+    for t in _RESAMPLED_TYPES + _REFUSED_TYPES:
+        try:
+            with dndd.EvalMode.sync_cpu:
+                getattr(dndd, name)(dndd.tensor(np.zeros((10, 10, 3), t)), **args).evaluate()
+            accepted = True
+        except RuntimeError:
+            accepted = False
+        assert accepted == (t in _RESAMPLED_TYPES), t

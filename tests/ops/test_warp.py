@@ -40,6 +40,28 @@ def test_matrix_as_second_input():
     np.testing.assert_array_equal(np.asarray(one), by_input[0])
 
 
+@pytest.mark.parametrize("mode", list(ndd.EvalMode))
+def test_gpu_matrix_argument_places_the_call_on_the_gpu(mode):
+    # `matrix=` on a GPU acts like the GPU `mtx` input: the call runs on the GPU, with the
+    # same result as the matrix given as a host argument or as the input.
+    img = ndd.tensor(RAGGED[0], layout="HWC")
+    with mode:
+        routed = W.warp_affine(img, matrix=ndd.tensor(ZOOM, device="gpu"))
+        assert routed.device.device_type == "gpu"
+        as_argument = W.warp_affine(img.gpu(), matrix=ndd.tensor(ZOOM))
+        as_input = W.warp_affine(img.gpu(), ndd.tensor(ZOOM, device="gpu"))
+        host_matrix = W.warp_affine(img, matrix=ndd.tensor(ZOOM))
+        assert host_matrix.device.device_type == "cpu"
+        mats = ndd.batch([SHIFT, ZOOM, SHIFT], device="gpu")
+        batch = W.warp_affine(ndd.batch(RAGGED, layout="HWC"), matrix=mats)
+        assert isinstance(batch, ndd.Batch) and batch.device.device_type == "gpu"
+    np.testing.assert_array_equal(np.asarray(routed.cpu()), np.asarray(as_argument.cpu()))
+    np.testing.assert_array_equal(np.asarray(routed.cpu()), np.asarray(as_input.cpu()))
+    expected = host(W.warp_affine(ndd.batch(RAGGED, layout="HWC").gpu(), mats))
+    for got, want in zip(host(batch), expected):
+        np.testing.assert_array_equal(got, want)
+
+
 # ------------------------------------------------------------------------- closed forms
 
 

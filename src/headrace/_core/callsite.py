@@ -12,7 +12,10 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _internal_cache: dict[Any, bool] = {}
 _MAX_DEPTH = 24
 
-CallSite = tuple[tuple[types.FrameType, int], ...]
+# Each entry: a frame with the line and the instruction it was executing when captured. The
+# instruction matters: tracebacks report the line of ``tb_lasti`` (Python 3.11+), and a frame
+# that is still running has moved on by the time an error is raised for it.
+CallSite = tuple[tuple[types.FrameType, int, int], ...]
 
 
 def _is_internal(code: types.CodeType) -> bool:
@@ -31,7 +34,7 @@ def capture(skip: int = 1) -> CallSite:
         f = f.f_back
     if f is None:
         return ()
-    return ((f, f.f_lineno),)
+    return ((f, f.f_lineno, f.f_lasti),)
 
 
 def complete(site: CallSite) -> CallSite:
@@ -41,7 +44,7 @@ def complete(site: CallSite) -> CallSite:
     out = list(site)
     f = site[-1][0].f_back
     while f is not None and len(out) < _MAX_DEPTH:
-        out.append((f, f.f_lineno))
+        out.append((f, f.f_lineno, f.f_lasti))
         f = f.f_back
     return tuple(out)
 
@@ -49,8 +52,8 @@ def complete(site: CallSite) -> CallSite:
 def make_traceback(site: CallSite) -> types.TracebackType | None:
     """A traceback running from the outermost captured frame down to the user's call line."""
     tb = None
-    for frame, lineno in site:  # innermost first: build inward-pointing chain
-        tb = types.TracebackType(tb, frame, frame.f_lasti if frame.f_lasti >= 0 else 0, lineno)
+    for frame, lineno, lasti in site:  # innermost first: build inward-pointing chain
+        tb = types.TracebackType(tb, frame, max(lasti, 0), lineno)
     return tb
 
 
@@ -58,7 +61,7 @@ def describe(site: CallSite) -> str:
     """``file:line`` of the user's call."""
     if not site:
         return "<unknown>"
-    frame, lineno = site[0]
+    frame, lineno, _ = site[0]
     return f"{frame.f_code.co_filename}:{lineno}"
 
 

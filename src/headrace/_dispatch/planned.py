@@ -105,6 +105,9 @@ class Planned:
         (default): when there is neither ``prepare`` nor ``whole_batch``; ``True``: ``prepare``
         reads only the arguments; ``chainable(args)``: decided per call (``whole_batch`` is
         used only when it says no).
+    in_dtypes : tuple of numpy dtypes, optional
+        The input element types the operator accepts (default: any); another type is refused
+        once per call, before any plan, on every backend.
     """
 
     plan: Callable[..., Any]
@@ -116,6 +119,7 @@ class Planned:
     light: bool = False
     dense: bool = False
     chainable: bool | Callable[[Vals], bool] | None = None
+    in_dtypes: tuple[np.dtype, ...] | None = None
 
     def chains_statically(self) -> bool:
         """Whether calls may ever run in a chain."""
@@ -163,6 +167,26 @@ def plan_args(op: str, vals: Vals) -> Vals:
     if isinstance(dt, _dt.DType):
         out["dtype"] = dt.numpy
     return out
+
+
+def check_in_dtype(op: str, accepted: tuple[np.dtype, ...] | None, in_dt: np.dtype | None) -> None:
+    """Refuse an input element type the operator does not accept (``accepted=None``: any).
+
+    Examples
+    --------
+    >>> try:
+    ...     check_in_dtype("resize", (np.dtype(np.uint8),), np.dtype(bool))
+    ... except RuntimeError as e:
+    ...     print(e)
+    resize: the input type must be one of uint8 (got bool). Cast the input first.
+    """
+    if accepted is None or in_dt is None or in_dt in accepted:
+        return
+    names = ", ".join(np.dtype(t).name for t in accepted)
+    raise InvalidArgumentError(
+        f"{op}: the input type must be one of {names} (got {np.dtype(in_dt).name}). "
+        "Cast the input first."
+    )
 
 
 def check_dtype_alias(op: str, vals: Vals) -> None:
@@ -222,7 +246,8 @@ def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals
     in_dt = _in_dtype(x)
     plan = spec.plan
     name = kc.name
-    check_dtype_alias(name, vals)  # once per call, before any sample
+    check_in_dtype(name, spec.in_dtypes, in_dt)  # once per call, before any sample
+    check_dtype_alias(name, vals)
     per = has_per_sample(vals)
 
     def args(i: int) -> Vals:

@@ -126,6 +126,8 @@ _DTYPE = Arg("dtype", to_dtype, None, doc="Output type (default: the input's).")
 
 #: Layout assumed (and given to the output) for image inputs without one, as the reference does.
 _IMAGE = {3: "HWC", 4: "FHWC"}
+#: The input types the resampling operators accept (the reference's resize kernels' types).
+_RESIZE_TYPES = tuple(np.dtype(t) for t in (np.uint8, np.int16, np.uint16, np.float32))
 Vals = dict[str, Any]
 
 
@@ -159,7 +161,7 @@ RESIZE = OpSchema(
     "resize",
     "resize",
     args=_RESIZE_SIZE + _RESIZE_ROI + _FILTER,
-    planned=Planned(resize_params, layouts=_IMAGE),
+    planned=Planned(resize_params, layouts=_IMAGE, in_dtypes=_RESIZE_TYPES),
 )
 CROP = OpSchema(
     "crop",
@@ -201,7 +203,9 @@ RANDOM_RESIZED_CROP = OpSchema(
         Arg("num_attempts", to_int, 10, doc="Attempts at drawing a fitting window."),
     ),
     random=True,
-    planned=Planned(GP.random_resized_crop_sampler, random=True, layouts=_IMAGE),
+    planned=Planned(
+        GP.random_resized_crop_sampler, random=True, layouts=_IMAGE, in_dtypes=_RESIZE_TYPES
+    ),
     kernel="resize",
 )
 FLIP = OpSchema(
@@ -280,7 +284,7 @@ RESIZE_CROP_MIRROR = OpSchema(
     "resize_crop_mirror",
     "resize",
     args=_RESIZE_SIZE[:6] + _RESIZE_ROI + _FILTER + _CROP_WINDOW + (_MIRROR,),
-    planned=Planned(GP.resize_crop_mirror_params, layouts=_IMAGE),
+    planned=Planned(GP.resize_crop_mirror_params, layouts=_IMAGE, in_dtypes=_RESIZE_TYPES),
     kernel="resize",
 )
 TENSOR_RESIZE = OpSchema(
@@ -296,7 +300,7 @@ TENSOR_RESIZE = OpSchema(
     )
     + _RESIZE_ROI
     + _FILTER,
-    planned=Planned(tensor_resize_params),
+    planned=Planned(tensor_resize_params, in_dtypes=_RESIZE_TYPES),
 )
 
 

@@ -186,7 +186,8 @@ def warp_affine(
     mtx : Tensor or Batch, optional
         The matrix as a second input (2x3 per sample); the alternative to ``matrix``.
     matrix : 2x3 array, 6 values or Batch, optional
-        The transform (one of ``mtx`` and ``matrix`` is required); may vary per sample.
+        The transform (one of ``mtx`` and ``matrix`` is required); may vary per sample. A GPU
+        ``Tensor``/``Batch`` is taken as the ``mtx`` input (the call then runs on the GPU).
     size : (float, float), list or Batch, optional
         Output (height, width) (default: the input's).
     inverse_map : bool, optional
@@ -223,7 +224,16 @@ def warp_affine(
     >>> np.asarray(y.cpu()).ravel().tolist()
     [1.0, 2.0, 3.0, 3.0]
     """
+    if mtx is None and _on_gpu(matrix):
+        # Arguments live on the host; a GPU matrix travels as the `mtx` input instead, so that
+        # it places the call on the GPU exactly as a GPU `mtx` would.
+        mtx, matrix = matrix, None
     return WARP_AFFINE.call((data, mtx), **forward_args(locals(), "data", "mtx"))
+
+
+def _on_gpu(value: Any) -> bool:
+    """Whether ``value`` is a Tensor or Batch on a GPU."""
+    return isinstance(value, (Tensor, Batch)) and value.device.device_type == "gpu"
 
 
 __all__ = ["rotate", "warp_affine"]
