@@ -34,6 +34,7 @@ from headrace._core.eval_mode import EvalMode
 from headrace._core.invocation import Invocation, in_worker
 from headrace._core.proxy import Proxy
 from headrace._core.tensor import Tensor, _device_of
+from headrace._dispatch import per_frame
 from headrace._dispatch.args import ArgDict, PerSample
 from headrace._dispatch.chain import Stage, can_stage, run_chain
 from headrace._dispatch.hooks import NOT_CAPTURED
@@ -206,14 +207,19 @@ def _launch(
     def kernel_context() -> KernelContext:
         return KernelContext(name, ctx, dev, n, rng_words, module, stream)
 
-    def resolved_vals() -> ArgDict:
-        """The arguments with per-sample argument batches resolved (idempotent)."""
+    def resolved_vals(skip: Sequence[str] = ()) -> ArgDict:
+        """The arguments with per-sample argument batches resolved (idempotent); ``skip``:
+        per-frame arguments, left to :func:`per_frame.run` (elsewhere they are refused)."""
         if lazy_args:
             for k, v in lazy_args:
+                if k in skip:
+                    continue
+                if per_frame.marked(v):
+                    raise per_frame.PerFrameArguments(k)
                 r = vals[k] = _resolve_arg(schema, k, v, n, stream)
                 if type(r) is PerSample:
                     vals.per_sample = True
-            if schema.check is not None:
+            if schema.check is not None and not skip:
                 schema.check(vals)
         return vals
 
@@ -226,7 +232,8 @@ def _launch(
         stage = Stage(name, schema.planned, pixel, ins[0], resolved_vals, kernel_context, ctx)  # type: ignore[arg-type]
 
     def body() -> tuple[Batch, ...]:
-        if stage is not None:
+        frames = {k: v for k, v in lazy_args if per_frame.marked(v)} if lazy_args else None
+        if stage is not None and not frames:
             chained = run_chain(stage, input_batch)
             if chained is not None:
                 return chained
@@ -234,8 +241,13 @@ def _launch(
         batches = [None if x is None else input_batch(x) for x in ins]
         if batches and batches[0] is not None:
             kc.sources = batches[0]._sources
-        resolved_vals()
-        outs = kern(kc, batches, vals)
+        if frames:
+            resolved_vals(tuple(frames))
+            convert = {k: schema.arg_map[k].convert for k in frames}
+            outs = per_frame.run(kern, kc, batches, vals, frames, convert)
+        else:
+            resolved_vals()
+            outs = kern(kc, batches, vals)
         if stream is not None:
             _mark_outputs(outs, stream)
         return outs  # type: ignore[no-any-return]

@@ -1,0 +1,164 @@
+"""Per-frame arguments: an operator run on every frame of its sequences, each frame with its own
+argument values (``ndd.per_frame``).
+
+An argument given as a ``Tensor``/``Batch`` whose layout starts with ``F`` (what
+``ndd.per_frame`` marks) holds one value per frame of the corresponding input sequence (the
+input's layout starts with ``F`` too): its outermost extent is the sequence's number of
+frames, or 1 for one value for every frame. The call then runs once on the batch of all frames
+(sequence inputs split into frames, other inputs and per-sample arguments repeated for each
+frame, per-frame arguments taken frame by frame) and every output is stacked back into
+sequences (layout ``F`` + the frame output's layout). The frames of one sequence must give
+outputs of one shape.
+
+Examples
+--------
+>>> import numpy as np
+>>> import headrace as ndd
+>>> video = ndd.tensor(np.zeros((3, 4, 4, 1), np.uint8), layout="FHWC")
+>>> out = ndd.brightness(video, brightness_shift=ndd.per_frame(np.float32([0, 0.5, 1])))
+>>> np.asarray(out)[:, 0, 0, 0].tolist(), out.layout
+([0, 128, 255], 'FHWC')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from headrace._core import storage as _st
+from headrace._core.batch import Batch
+from headrace._core.device import CPU
+from headrace._core.errors import InvalidArgumentError, ShapeError
+from headrace._core.tensor import Tensor
+from headrace._dispatch.args import ArgDict, PerSample
+from headrace._dispatch.kernel_context import KernelContext
+
+Kernel = Callable[[KernelContext, list[Any], ArgDict], tuple[Batch, ...]]
+
+
+def marked(v: Tensor | Batch) -> bool:
+    """Whether an argument value is per-frame (its layout starts with ``F``)."""
+    lay = v.layout
+    return bool(lay) and lay[0] == "F"  # type: ignore[index]
+
+
+class PerFrameArguments(Exception):
+    """Raised where per-frame arguments meet code that takes per-sample values only (a chain
+    of calls: it gives up and the call runs on its own, frame by frame)."""
+
+
+def _raw(v: Tensor | Batch, n: int) -> list[np.ndarray]:
+    """The argument's value for each of the ``n`` samples, on the host, unconverted."""
+    if isinstance(v, Batch):
+        vals = v._resolved()
+        dtype = v._dtype
+    else:
+        vals = [v._resolved_data()] * n
+        dtype = v._dtype
+    out = []
+    for x in vals:
+        if _st.is_torch(x):
+            x = _st.move(x, CPU, dtype)
+        out.append(np.asarray(x))
+    return out
+
+
+def _frames(b: Batch, counts: list[int]) -> list[Any]:
+    """Every frame of every sequence of ``b``, in order."""
+    out: list[Any] = []
+    for s, f in zip(b._samples, counts):  # type: ignore[arg-type]
+        out.extend(s[k] for k in range(f))
+    return out
+
+
+def _stack(frames: Sequence[Any], name: str, i: int, like: Any) -> Any:
+    """One sequence from its frames' outputs (all of one shape)."""
+    if not frames:
+        return like[:0] if like is not None else np.zeros((0,), np.uint8)
+    shapes = {tuple(f.shape) for f in frames}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"{name}: the frames of sample {i} give outputs of different shapes "
+            f"({sorted(shapes)[:3]}); a sequence needs one frame shape (give an output size)."
+        )
+    if _st.is_torch(frames[0]):
+        import torch
+
+        return torch.stack(list(frames))
+    return np.stack(frames)
+
+
+def run(
+    kern: Kernel,
+    kc: KernelContext,
+    batches: list[Batch | None],
+    vals: ArgDict,
+    per_frame: dict[str, Tensor | Batch],
+    convert: dict[str, Callable[[Any], Any]],
+) -> tuple[Batch, ...]:
+    """``kern`` on the frames of the sequences of ``batches[0]`` with ``per_frame`` arguments
+    (``vals`` holds the other arguments, resolved); the outputs as sequences."""
+    name = kc.name
+    seq = batches[0] if batches else None
+    if seq is None or not (seq._layout or "").startswith("F"):
+        k = next(iter(per_frame))
+        raise InvalidArgumentError(
+            f"{name}: argument {k!r} is per-frame (ndd.per_frame), but the input is not a "
+            f"sequence (layout {None if seq is None else seq._layout!r}; expected one starting "
+            "with 'F')."
+        )
+    n = kc.n
+    counts = [int(s.shape[0]) for s in seq._samples]  # type: ignore[union-attr]
+    reps = np.repeat(np.arange(n), counts).tolist()
+    ins: list[Batch | None] = []
+    for b in batches:
+        if b is None:
+            ins.append(None)
+        elif b is seq or ((b._layout or "").startswith("F") and [
+            int(s.shape[0]) for s in b._samples  # type: ignore[union-attr]
+        ] == counts):  # fmt: skip
+            ins.append(Batch._wrap(_frames(b, counts), b._dtype, (b._layout or "F")[1:] or None,
+                                   b._device))  # fmt: skip
+        else:
+            ins.append(Batch._wrap([b._samples[i] for i in reps], b._dtype, b._layout,  # type: ignore[index]
+                                   b._device))  # fmt: skip
+    fvals = ArgDict({k: PerSample(v[i] for i in reps) if type(v) is PerSample else v
+                     for k, v in vals.items()})  # fmt: skip
+    for k, v in per_frame.items():
+        per: list[Any] = []
+        for i, (raw, f) in enumerate(zip(_raw(v, n), counts)):
+            m = raw.shape[0] if raw.ndim else 0
+            if m not in (1, f):
+                raise InvalidArgumentError(
+                    f"{name}: per-frame argument {k!r} of sample {i} has {m} frames; the "
+                    f"input sequence has {f} (give one value per frame, or one for all)."
+                )
+            try:
+                per.extend(convert[k](raw[j if m > 1 else 0]) for j in range(f))
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"{name}: invalid value for argument {k!r} ({e}).") from None
+        fvals[k] = PerSample(per)
+    fvals.per_sample = True
+    fkc = KernelContext(name, kc.ctx, kc.device, len(reps), kc.rng_words, kc.module, kc.stream)
+    if kc.sources is not None:
+        fkc.sources = [kc.sources[i] for i in reps]
+    outs = kern(fkc, ins, fvals)
+    result = []
+    for out in outs:
+        samples = out._samples
+        assert samples is not None
+        like = samples[0] if samples else None
+        seqs, at = [], 0
+        for i, f in enumerate(counts):
+            seqs.append(_stack(samples[at : at + f], name, i, like))
+            at += f
+        lay = None if out._layout is None else "F" + out._layout
+        res = Batch._wrap(seqs, out._dtype, lay, out._device)
+        res._sources = seq._sources
+        result.append(res)
+    return tuple(result)
+
+
+__all__ = ["PerFrameArguments", "marked", "run"]
