@@ -290,3 +290,14 @@ def test_errors_name_op_argument_and_sample():
         F.laplacian(ndd.tensor(np.zeros((4, 4)), layout="HW")).evaluate()
     with pytest.raises(ShapeError, match=r"laplacian: sample 0: channels must come first or last"):
         F.laplacian(ndd.tensor(np.zeros((4, 3, 4), np.uint8), layout="HCW")).evaluate()
+
+
+def test_gaussian_blur_channels_after_frames() -> None:
+    """FCHW sequences (as the reference takes them): each frame blurred like a CHW image."""
+    x = np.random.default_rng(0).integers(0, 256, (2, 3, 10, 12), dtype=np.uint8)
+    got = ndd.gaussian_blur(ndd.tensor(x, layout="FCHW"), sigma=1.0)
+    want = np.stack([np.asarray(ndd.gaussian_blur(ndd.tensor(f, layout="CHW"), sigma=1.0))
+                     for f in x])  # fmt: skip
+    assert got.layout == "FCHW" and np.array_equal(np.asarray(got), want)
+    gpu = ndd.gaussian_blur(ndd.tensor(x, layout="FCHW").gpu(), sigma=1.0)
+    assert np.abs(np.asarray(gpu.cpu()).astype(int) - want.astype(int)).max() <= 1

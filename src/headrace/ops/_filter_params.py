@@ -80,9 +80,10 @@ def _blur_axes(
     if not layout:
         return tuple(range(len(shape)))
     _layout.require(op, shape, layout)
-    if "C" in layout and layout.index("C") not in (0, len(layout) - 1):
+    if "C" in layout and layout.index("C") not in (0, len(layout) - 1, layout.find("F") + 1):
         raise ShapeError(
-            f"{op}: channels must come first or last (got layout {layout!r}). Transpose the data."
+            f"{op}: channels must come first or last, or right after the frames (got layout "
+            f"{layout!r}). Transpose the data."
         )
     return _layout.spatial_axes(layout)
 
