@@ -616,31 +616,39 @@ def bbox_crops(
     threshold (or no crop) among the options, try ``num_attempts`` windows; the first window
     whose overlap with the boxes meets the threshold (with at least one box kept) wins, and
     after ``total_num_attempts`` the whole image is used. The attempts of every sample still
-    searching are evaluated together, a block at a time; ``draw(id, block, shape)`` gives the
-    uniform draws of sample ``ids[j]``'s block (its own sub-stream: a sample's window does not
-    depend on the other samples).
+    searching are evaluated together, a block at a time (blocks double for the samples still
+    searching). ``draw(stream, part, shape)`` gives uniform draws of the call's sub-streams:
+    sample ``ids[j]``'s first block is row ``ids[j]`` of one draw for all first blocks of its
+    size, its later blocks come from its own sub-stream, so a sample's window does not depend
+    on the other samples.
     """
     full = st["full"]
     options, total, na = st["options"], st["total"], a["num_attempts"]
     thr = np.array([np.nan if o is None else o for o in options])
     prune, every = a["bbox_prune_threshold"], a["all_boxes_above_threshold"]
     iou = a["threshold_type"] == "iou"
-    groups = max(1, -(-_BLOCK // na))
+    first_groups = max(1, -(-_BLOCK // na))
+    q = 1 + 2 * ndim  # draws per attempt: the option, then the window's
     out: list[Any] = [None] * len(boxes)
     tried = np.zeros(len(boxes), np.int64)
     passes = [0] * len(boxes)
     todo = list(range(len(boxes)))
     while todo:
-        k = groups * na
+        p = passes[todo[0]]  # one pass of the samples at the same block
+        k = min(first_groups << p, max(first_groups, _BLOCK_MAX // na)) * na
         nmax = max(1, max(len(boxes[s]) for s in todo))
-        chunk = todo[: max(1, _PASS_ELEMENTS // (k * nmax))]
+        chunk = [s for s in todo if passes[s] == p][: max(1, _PASS_ELEMENTS // (k * nmax))]
         n = len(chunk)
         padded = np.zeros((n, 1, nmax, 2 * ndim))
         mask = np.zeros((n, 1, nmax), bool)
         for j, s in enumerate(chunk):
             padded[j, 0, : len(boxes[s])] = boxes[s]
             mask[j, 0, : len(boxes[s])] = True
-        u = np.stack([draw(ids[s], passes[s], (k, 1 + 2 * ndim)) for s in chunk])
+        if p == 0:
+            rows = [ids[s] for s in chunk]
+            u = draw(0, k * q, (max(rows) + 1, k, q))[rows]
+        else:
+            u = np.stack([draw(1 + ids[s], p, (k, q)) for s in chunk])
         pick = thr[np.minimum(u[:, ::na, 0] * len(options), len(options) - 1).astype(np.intp)]
         t = np.repeat(pick, na, axis=1)[..., None]
         nocrop = np.zeros((n, k), bool)
@@ -688,7 +696,6 @@ def bbox_crops(
                     )
             out[s] = (full[:ndim], full[ndim:], boxes[s], np.arange(len(boxes[s])))
         todo = [s for s in todo if out[s] is None]
-        groups = min(2 * groups, max(1, _BLOCK_MAX // na))  # hard samples: longer blocks
     return out
 
 
