@@ -280,3 +280,49 @@ def test_dropping_an_invariant_marker_raises():
         for i, b in enumerate(src.captured(batch_size=4)):
             dt = ndd.capture.invariant(ndd.uint8) if i == 0 else ndd.uint8
             ndd.cast(b, dtype=dt)
+
+
+def test_reader_left_during_tracing_stays_in_capture_mode(image_dir):
+    r = ndd.readers.File(file_root=image_dir)
+    for j, _ in r.next_epoch(batch_size=4, capture=True):
+        ndd.decoders.image(j)
+        break  # left while tracing
+    with pytest.raises(RuntimeError, match="cannot switch to eager mode"):
+        r.next_epoch(batch_size=4)
+    with pytest.raises(ValueError, match="Cannot change batch_size from 4 to 8"):
+        r.next_epoch(batch_size=8, capture=True)
+    steps = [ndd.capture.is_captured(ndd.decoders.image(j))
+             for j, _ in r.next_epoch(batch_size=4, capture=True)]  # fmt: skip
+    assert len(steps) == 4 and all(steps)  # traced again, then replayed
+    empty = ndd.readers.File(file_root=image_dir)
+    with pytest.warns(UserWarning, match="no operators were captured"):
+        for j, _ in empty.next_epoch(batch_size=4, capture=True):
+            j.evaluate()
+    assert sum(1 for _ in empty.next_epoch(batch_size=4)) == 4  # nothing captured: free again
+    drew = ndd.readers.File(file_root=image_dir)
+    for _ in drew.next_epoch(batch_size=4, capture=True):
+        ndd.random.uniform(batch_size=4, rng=ndd.random.RNG(seed=1))
+        break  # left while tracing a step that drew random numbers: free again
+    assert sum(1 for _ in drew.next_epoch(batch_size=4)) == 4
+
+
+def test_older_spelling_compile_uses_its_own_words(image_dir):
+    r = ndd.readers.File(file_root=image_dir)
+    for _ in r.next_epoch(batch_size=4):
+        break
+    with pytest.raises(RuntimeError, match="cannot switch to compiled mode"):
+        r.next_epoch(batch_size=4, compile=True)
+    c = ndd.readers.File(file_root=image_dir)
+    for j, _ in c.next_epoch(batch_size=4, compile=True):
+        ndd.resize(ndd.decoders.image(j), size=[8, 8])
+    with pytest.raises(RuntimeError, match="cannot switch to non-compiled mode"):
+        c.next_epoch(batch_size=4)
+    with pytest.raises(RuntimeError, match="Cannot change batch_size to 8"):
+        for j, _ in c.next_epoch(batch_size=4, compile=True):
+            ndd.resize(ndd.decoders.image(j), size=[8, 8], batch_size=8)
+    with pytest.raises(ValueError, match="compile=True requires a non-None batch_size"):
+        ndd.readers.File(file_root=image_dir).next_epoch(compile=True)
+    d = ndd.readers.File(file_root=image_dir)
+    with pytest.raises(RuntimeError, match="Cannot change batch size to 8"):
+        for j, _ in d.next_epoch(batch_size=4, capture=True):
+            ndd.resize(ndd.decoders.image(j), size=[8, 8], batch_size=8)
