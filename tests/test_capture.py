@@ -326,3 +326,27 @@ def test_older_spelling_compile_uses_its_own_words(image_dir):
     with pytest.raises(RuntimeError, match="Cannot change batch size to 8"):
         for j, _ in d.next_epoch(batch_size=4, capture=True):
             ndd.resize(ndd.decoders.image(j), size=[8, 8], batch_size=8)
+
+
+def test_invariant_marker_semantics():
+    from headrace.compile._invariant import is_invariant, unwrap_invariant, unwrap_invariants
+
+    inv = ndd.compile.invariant
+    marked = inv(1)
+    assert unwrap_invariant(marked) == 1 and is_invariant(marked)
+    assert unwrap_invariants({marked: marked}) == {1: 1}
+    assert all(not is_invariant(k) for k in unwrap_invariants({marked: 2}))  # keys too
+    value = inv(object())
+    assert inv(lambda x: x)(value) is value  # calls get their arguments as given
+
+    class Box:
+        item = None
+
+    box = Box()
+    replacement = inv([1])
+    inv(box).item = replacement  # stored as given
+    assert box.item is replacement
+    # an argument whose wrapped value is None means "not given", as a plain None
+    img = ndd.as_batch([np.zeros((4, 4, 3), np.uint8)] * 2, layout="HWC")
+    out = ndd.rotate(img, angle=inv(0.0), fill_value=inv(None))
+    assert np.array_equal(ndd.as_tensor(out), ndd.as_tensor(img))
