@@ -148,6 +148,7 @@ def test_feeders():
     for b in drv.captured(batch_size=4):
         ndd.cast(b, dtype=ndd.uint8)
         f = feed()
+        assert ndd.capture.is_captured(f)  # a feeder's items come from the graph
         got.append(int(np.asarray(ndd.cast(f, dtype=ndd.int64).tensors[0])[0]))
     assert got == [0, 1, 2, 3]
     with pytest.raises(RuntimeError, match=r"already used in a capture-mode loop|different"):
@@ -350,3 +351,15 @@ def test_invariant_marker_semantics():
     img = ndd.as_batch([np.zeros((4, 4, 3), np.uint8)] * 2, layout="HWC")
     out = ndd.rotate(img, angle=inv(0.0), fill_value=inv(None))
     assert np.array_equal(ndd.as_tensor(out), ndd.as_tensor(img))
+
+
+def test_repeated_random_call_site_counts_as_captured_while_traced():
+    src = ndd.ExternalSource(iter(_data(3)))
+    rng = ndd.random.RNG(seed=5)
+    flags = []
+    with pytest.warns(UserWarning, match="runs more than once per iteration"):
+        for b in src.captured(batch_size=4):
+            ndd.cast(b, dtype=ndd.uint8)
+            first, again = [ndd.random.uniform(batch_size=4, rng=rng) for _ in range(2)]
+            flags.append((ndd.capture.is_captured(first), ndd.capture.is_captured(again)))
+    assert flags == [(True, True), (True, False), (True, False)]
