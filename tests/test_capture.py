@@ -148,6 +148,7 @@ def test_feeders():
     for b in drv.captured(batch_size=4):
         ndd.cast(b, dtype=ndd.uint8)
         f = feed()
+        assert ndd.capture.is_captured(f)  # a feeder's items come from the graph
         got.append(int(np.asarray(ndd.cast(f, dtype=ndd.int64).tensors[0])[0]))
     assert got == [0, 1, 2, 3]
     with pytest.raises(RuntimeError, match=r"already used in a capture-mode loop|different"):
@@ -280,3 +281,85 @@ def test_dropping_an_invariant_marker_raises():
         for i, b in enumerate(src.captured(batch_size=4)):
             dt = ndd.capture.invariant(ndd.uint8) if i == 0 else ndd.uint8
             ndd.cast(b, dtype=dt)
+
+
+def test_reader_left_during_tracing_stays_in_capture_mode(image_dir):
+    r = ndd.readers.File(file_root=image_dir)
+    for j, _ in r.next_epoch(batch_size=4, capture=True):
+        ndd.decoders.image(j)
+        break  # left while tracing
+    with pytest.raises(RuntimeError, match="cannot switch to eager mode"):
+        r.next_epoch(batch_size=4)
+    with pytest.raises(ValueError, match="Cannot change batch_size from 4 to 8"):
+        r.next_epoch(batch_size=8, capture=True)
+    steps = [ndd.capture.is_captured(ndd.decoders.image(j))
+             for j, _ in r.next_epoch(batch_size=4, capture=True)]  # fmt: skip
+    assert len(steps) == 4 and all(steps)  # traced again, then replayed
+    empty = ndd.readers.File(file_root=image_dir)
+    with pytest.warns(UserWarning, match="no operators were captured"):
+        for j, _ in empty.next_epoch(batch_size=4, capture=True):
+            j.evaluate()
+    assert sum(1 for _ in empty.next_epoch(batch_size=4)) == 4  # nothing captured: free again
+    drew = ndd.readers.File(file_root=image_dir)
+    for _ in drew.next_epoch(batch_size=4, capture=True):
+        ndd.random.uniform(batch_size=4, rng=ndd.random.RNG(seed=1))
+        break  # left while tracing a step that drew random numbers: free again
+    assert sum(1 for _ in drew.next_epoch(batch_size=4)) == 4
+
+
+def test_older_spelling_compile_uses_its_own_words(image_dir):
+    r = ndd.readers.File(file_root=image_dir)
+    for _ in r.next_epoch(batch_size=4):
+        break
+    with pytest.raises(RuntimeError, match="cannot switch to compiled mode"):
+        r.next_epoch(batch_size=4, compile=True)
+    c = ndd.readers.File(file_root=image_dir)
+    for j, _ in c.next_epoch(batch_size=4, compile=True):
+        ndd.resize(ndd.decoders.image(j), size=[8, 8])
+    with pytest.raises(RuntimeError, match="cannot switch to non-compiled mode"):
+        c.next_epoch(batch_size=4)
+    with pytest.raises(RuntimeError, match="Cannot change batch_size to 8"):
+        for j, _ in c.next_epoch(batch_size=4, compile=True):
+            ndd.resize(ndd.decoders.image(j), size=[8, 8], batch_size=8)
+    with pytest.raises(ValueError, match="compile=True requires a non-None batch_size"):
+        ndd.readers.File(file_root=image_dir).next_epoch(compile=True)
+    d = ndd.readers.File(file_root=image_dir)
+    with pytest.raises(RuntimeError, match="Cannot change batch size to 8"):
+        for j, _ in d.next_epoch(batch_size=4, capture=True):
+            ndd.resize(ndd.decoders.image(j), size=[8, 8], batch_size=8)
+
+
+def test_invariant_marker_semantics():
+    from headrace.compile._invariant import is_invariant, unwrap_invariant, unwrap_invariants
+
+    inv = ndd.compile.invariant
+    marked = inv(1)
+    assert unwrap_invariant(marked) == 1 and is_invariant(marked)
+    assert unwrap_invariants({marked: marked}) == {1: 1}
+    assert all(not is_invariant(k) for k in unwrap_invariants({marked: 2}))  # keys too
+    value = inv(object())
+    assert inv(lambda x: x)(value) is value  # calls get their arguments as given
+
+    class Box:
+        item = None
+
+    box = Box()
+    replacement = inv([1])
+    inv(box).item = replacement  # stored as given
+    assert box.item is replacement
+    # an argument whose wrapped value is None means "not given", as a plain None
+    img = ndd.as_batch([np.zeros((4, 4, 3), np.uint8)] * 2, layout="HWC")
+    out = ndd.rotate(img, angle=inv(0.0), fill_value=inv(None))
+    assert np.array_equal(ndd.as_tensor(out), ndd.as_tensor(img))
+
+
+def test_repeated_random_call_site_counts_as_captured_while_traced():
+    src = ndd.ExternalSource(iter(_data(3)))
+    rng = ndd.random.RNG(seed=5)
+    flags = []
+    with pytest.warns(UserWarning, match="runs more than once per iteration"):
+        for b in src.captured(batch_size=4):
+            ndd.cast(b, dtype=ndd.uint8)
+            first, again = [ndd.random.uniform(batch_size=4, rng=rng) for _ in range(2)]
+            flags.append((ndd.capture.is_captured(first), ndd.capture.is_captured(again)))
+    assert flags == [(True, True), (True, False), (True, False)]

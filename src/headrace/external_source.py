@@ -234,7 +234,9 @@ class ExternalSource:
         """
         return external_source_loop(self, batch_size, ctx)
 
-    compiled = captured
+    def compiled(self, batch_size: int | None = None, ctx: Any = None) -> Iterator[Any]:
+        """The older name of :meth:`captured` (its errors use the older words)."""
+        return external_source_loop(self, batch_size, ctx, compiled=True)
 
     def __repr__(self) -> str:
         return f"ExternalSource(num_outputs={self._num_outputs}, cycle={self._cycle!r})"

@@ -132,13 +132,13 @@ def _bind_args(
     lazy_args: list[tuple[str, Any]] = []
     arg_map = schema.arg_map
     for k, v in kwargs.items():
+        if isinstance(v, Proxy):  # e.g. capture.invariant(None): the wrapped value counts
+            v = v.__headrace_unwrap__()
         if v is None:
             continue
         a = arg_map.get(k)
         if a is None:
             raise InvalidTypeError(f"{name}() got an unexpected keyword argument {k!r}.")
-        if isinstance(v, Proxy):
-            v = v.__headrace_unwrap__()
         if isinstance(v, (Tensor, Batch)) or _st.is_torch(v):
             if isinstance(v, Batch):
                 if not a.per_sample:

@@ -3,11 +3,12 @@
 
 A reader or driving ``ExternalSource`` keeps its :class:`~._loop.CaptureLoop` across epochs
 (traced once, in its first captured epoch). A loop left or failed during its traced step, or
-one that captured nothing, is released: its feeders become free again, the reader may iterate
-eagerly, and the next captured epoch traces again. A loop left early after tracing releases an
-``ExternalSource`` driver and its feeders; a reader whose pipeline had already pulled feeders or
-drawn random states ahead cannot be used again (those sources moved past a step that never
-completed).
+one that captured nothing, is released: its feeders become free again and the next captured
+epoch traces again; a reader may then iterate eagerly, except after leaving a traced step that
+read no feeder and drew no random numbers (it stays in capture mode, with its batch size). A
+loop left early after tracing releases an ``ExternalSource`` driver and its feeders; a reader
+whose pipeline had already pulled feeders or drawn random states ahead cannot be used again
+(those sources moved past a step that never completed).
 """
 
 from __future__ import annotations
@@ -22,17 +23,25 @@ from headrace.capture._loop import CaptureLoop, run_loop
 INVALID_READER = "This reader is in an invalid state due to a previous error and cannot be used."
 
 
-def reader_loop(reader: Any, batch_size: Any, ctx: Any, eager_epoch: Callable[[int], Any]) -> Any:
+def reader_loop(
+    reader: Any,
+    batch_size: Any,
+    ctx: Any,
+    eager_epoch: Callable[[int], Any],
+    compiled: bool = False,
+) -> Any:
     """``reader.next_epoch(batch_size=N, capture=True)``: checks, then the captured epoch.
 
-    ``eager_epoch(n)`` starts the reader's plain epoch with batch size ``n``.
+    ``eager_epoch(n)`` starts the reader's plain epoch with batch size ``n``; ``compiled``: the
+    mode was asked for by its older name (``compile=True``), which the errors then use.
     """
     if batch_size is None:
-        raise ValueError("capture=True requires a non-None batch_size.")
+        spelling = "compile" if compiled else "capture"
+        raise ValueError(f"{spelling}=True requires a non-None batch_size.")
     batch_size = unwrap(batch_size)
-    _check_reader(reader)
+    _check_reader(reader, compiled)
     ctx = ctx if ctx is not None else EvalContext.current()
-    loop = _reader_capture(reader, batch_size, ctx)
+    loop = _reader_capture(reader, batch_size, ctx, compiled)
     trace = loop.tracing
     source = eager_epoch(batch_size)
 
@@ -44,9 +53,17 @@ def reader_loop(reader: Any, batch_size: Any, ctx: Any, eager_epoch: Callable[[i
                 reader._capture_invalid = True
                 release(loop)
             return
-        release(loop)  # left during tracing, or nothing captured: as if never captured
-        reader._capture = None
-        reader._capture_released = True
+        release(loop)
+        if not loop.tracing or loop.feeders or any(n.rng is not None for n in loop.nodes):
+            # traced and captured nothing, or left while tracing a step that read feeders or
+            # drew random numbers: the reader is free again (as in the reference)
+            reader._capture = None
+            reader._capture_released = True
+            return
+        # left or failed during its traced step otherwise: the reader stays in capture mode
+        # with its batch size (as in the reference); its next captured epoch traces again
+        fresh = reader._capture = CaptureLoop(loop.batch_size, loop.ctx, compiled=loop.compiled)
+        reader._capture_stats = fresh.stats
 
     return run_loop(loop, source, trace, teardown)
 
@@ -63,7 +80,7 @@ def release(loop: CaptureLoop) -> None:
             f._role, f._capture_loop = None, None
 
 
-def _check_reader(reader: Any) -> None:
+def _check_reader(reader: Any, compiled: bool) -> None:
     if getattr(reader, "_capture_invalid", False):
         raise RuntimeError(INVALID_READER)
     if getattr(reader, "_checkpointing", False):
@@ -77,16 +94,17 @@ def _check_reader(reader: Any) -> None:
         and getattr(reader, "_started", False)
         and not released
     ):
-        raise RuntimeError(
-            "This reader was already iterated eagerly and cannot switch to capture mode."
-        )
+        mode = "compiled mode (compile=True)" if compiled else "capture mode"
+        raise RuntimeError(f"This reader was already iterated eagerly and cannot switch to {mode}.")
 
 
-def _reader_capture(reader: Any, batch_size: int, ctx: EvalContext) -> CaptureLoop:
+def _reader_capture(
+    reader: Any, batch_size: int, ctx: EvalContext, compiled: bool
+) -> CaptureLoop:
     """The reader's capture loop (made on first use); the same batch size and context."""
     loop: CaptureLoop | None = getattr(reader, "_capture", None)
     if loop is None:
-        loop = reader._capture = CaptureLoop(batch_size, ctx)
+        loop = reader._capture = CaptureLoop(batch_size, ctx, compiled=compiled)
         reader._capture_stats = loop.stats
         return loop
     if loop.batch_size != batch_size:
@@ -96,10 +114,15 @@ def _reader_capture(reader: Any, batch_size: int, ctx: EvalContext) -> CaptureLo
     return loop
 
 
-def external_source_loop(src: Any, batch_size: Any, ctx: Any) -> Any:
-    """``ExternalSource.captured(batch_size)``: trace (first epoch), then pipeline the source."""
+def external_source_loop(src: Any, batch_size: Any, ctx: Any, compiled: bool = False) -> Any:
+    """``ExternalSource.captured(batch_size)``: trace (first epoch), then pipeline the source.
+
+    ``compiled``: called by its older name (``.compiled()``), which the errors then use.
+    """
     if batch_size is None:
-        raise ValueError("captured() requires a non-None batch_size.")
+        raise ValueError(
+            f"{'compiled' if compiled else 'captured'}() requires a non-None batch_size."
+        )
     batch_size = unwrap(batch_size)
     _check_driver(src)
     ctx = ctx if ctx is not None else EvalContext.current()
@@ -110,7 +133,7 @@ def external_source_loop(src: Any, batch_size: Any, ctx: Any) -> Any:
         if loop.ctx is not ctx:
             raise RuntimeError("Cannot change EvalContext for a capture-mode loop.")
     else:
-        loop = CaptureLoop(batch_size, ctx)
+        loop = CaptureLoop(batch_size, ctx, compiled=compiled)
         src._role, src._capture_loop = "driver", loop
         src._capture_stats = loop.stats
 

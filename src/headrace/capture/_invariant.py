@@ -1,7 +1,7 @@
 """``ndd.capture.invariant(value)``: mark a value as the same on every step of a capture loop.
 
 The proxy compares equal to the value, passes ``isinstance`` checks for the value's type,
-forwards attributes, operators, calls, indexing and iteration (with arguments unwrapped), and is
+forwards attributes, operators (with arguments unwrapped), calls, indexing and iteration, and is
 accepted transparently by every headrace entry point.
 """
 
@@ -30,12 +30,12 @@ class _InvariantProxy(Proxy):
         attr = getattr(object.__getattribute__(self, "_value"), name)
         if name.startswith("__"):  # protocols (__array_struct__, ...) see the real value
             return attr
-        if callable(attr):
-            return lambda *a, **k: invariant(attr(*unwrap_all(a), **unwrap_all(k)))
+        if callable(attr):  # arguments passed as given (as the reference); result marked
+            return lambda *a, **k: invariant(attr(*a, **k))
         return invariant(attr)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        setattr(object.__getattribute__(self, "_value"), name, unwrap(value))
+        setattr(object.__getattribute__(self, "_value"), name, value)  # stored as given
 
     def __delattr__(self, name: str) -> None:
         delattr(object.__getattribute__(self, "_value"), name)
@@ -55,8 +55,8 @@ class _InvariantProxy(Proxy):
     def __iter__(self) -> Any:
         return iter(object.__getattribute__(self, "_value"))
 
-    def __call__(self, *a: Any, **k: Any) -> Any:
-        return object.__getattribute__(self, "_value")(*unwrap_all(a), **unwrap_all(k))
+    def __call__(self, *a: Any, **k: Any) -> Any:  # as the reference: arguments as given
+        return object.__getattribute__(self, "_value")(*a, **k)
 
     def __array__(self, *a: Any, **k: Any) -> Any:
         import numpy as np
@@ -133,8 +133,13 @@ def unwrap_all(value: Any) -> Any:
             return value
         return t(items)
     if t is dict:
-        d = {k: unwrap_all(v) for k, v in value.items()}
-        if all(d[k] is value[k] for k in value):
+        items = [(unwrap_all(k), unwrap_all(v)) for k, v in value.items()]
+        if all(a is k and b is v for (a, b), (k, v) in zip(items, value.items())):
             return value
-        return d
+        return dict(items)
     return value
+
+
+# the reference's names for the helpers of this module
+unwrap_invariant = unwrap
+unwrap_invariants = unwrap_all

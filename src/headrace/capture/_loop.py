@@ -40,10 +40,19 @@ DEFAULT_DEPTH = 2
 class CaptureLoop:
     """The recorded graph of one loop, the state of its current step, and its pipeline."""
 
-    def __init__(self, batch_size: int, ctx: EvalContext, depth: int = DEFAULT_DEPTH) -> None:
+    def __init__(
+        self,
+        batch_size: int,
+        ctx: EvalContext,
+        depth: int = DEFAULT_DEPTH,
+        *,
+        compiled: bool = False,
+    ) -> None:
         self.batch_size = batch_size
         self.ctx = ctx
         self.depth = depth
+        # entered with the older spelling (compile=True / .compiled()): errors use its words
+        self.compiled = compiled
         # the graph, recorded while tracing
         self.nodes: list[Node] = []
         self.by_key: dict[Any, int] = {}
@@ -162,6 +171,10 @@ class CaptureLoop:
 
     def _check_batch_size(self, n: Any) -> None:
         if n not in (self.batch_size, self.step_n):
+            if self.compiled:
+                raise CaptureError(
+                    f"Cannot change batch_size to {n}, the compiled loop uses {self.batch_size}."
+                )
             raise CaptureError(
                 f"Cannot change batch size to {n}, the capture-mode loop uses {self.batch_size}."
             )

@@ -152,4 +152,5 @@ def replay_feeder(loop: CaptureLoop, source: Any) -> Any:
         raise out
     for i, o in enumerate(as_outputs(out)):
         loop.register(o, ("feed", fid, i))
+    st.mark_captured(out)
     return out

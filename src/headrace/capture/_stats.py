@@ -29,10 +29,11 @@ def mark_captured(value: Any) -> None:
 def is_captured(value: Any) -> bool:
     """Whether ``value`` comes from the graph of a capture-mode loop.
 
-    True for the loop source's batches and the outputs of recorded operator calls: on the
-    traced step, the calls that later steps replay; on later steps, the results the background
-    pipeline computed. False for anything the loop body computed eagerly (a call capture could
-    not record, or one whose arguments differed from the traced call on this step).
+    True for the batches of the loop's source and feeders and the outputs of recorded operator
+    calls: on the traced step, the calls that later steps replay; on later steps, the results
+    the background pipeline computed. False for anything the loop body computed eagerly (a call
+    capture could not record, or one whose arguments differed from the traced call on this
+    step).
 
     Examples
     --------

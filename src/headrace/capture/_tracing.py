@@ -128,6 +128,8 @@ def trace_call(
     else:
         reason = loop.unrecorded[key] = rec.reason or st.BAD_OUTPUT
         loop.stats.note_eager(key, schema.name, reason)
+        if reason == st.REPEATED_RANDOM:  # as the reference: its traced run counts as captured,
+            st.mark_captured(out)  # only its runs on later steps are eager
     return out
 
 
@@ -156,6 +158,7 @@ def trace_feeder(loop: CaptureLoop, source: Any, key: Any, batch_size: int | Non
     out = source._pull(loop.batch_size if batch_size is None else batch_size)
     for i, o in enumerate(as_outputs(out)):
         loop.register(o, ("feed", fid, i))
+    st.mark_captured(out)  # a feeder's items come from the graph, as the source's
     return out
 
 

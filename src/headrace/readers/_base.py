@@ -623,18 +623,25 @@ class Reader:
         >>> [lab.torch().flatten().tolist() for _, lab in r.next_epoch(2, last_batch="partial")]
         [[1, 2]]
         """
-        capture = capture or compile
-        if capture:
+        if capture or compile:
             if self._checkpointing:
                 raise NotImplementedError(
                     f"Reader {self._name!r}: checkpointing (enable_checkpointing=True) cannot be "
                     "combined with capture mode."
                 )
             bs = batch_size if batch_size is not None else self._max_batch_size
-            return reader_loop(self, bs, ctx, lambda n: self._start_epoch(n, last_batch))
+            return reader_loop(
+                self, bs, ctx, lambda n: self._start_epoch(n, last_batch), compiled=not capture
+            )
         if getattr(self, "_capture_invalid", False):
             raise RuntimeError(INVALID_READER)
-        if getattr(self, "_capture", None) is not None:
+        loop = getattr(self, "_capture", None)
+        if loop is not None:
+            if loop.compiled:
+                raise RuntimeError(
+                    f"Reader {self._name!r} is used in compiled mode (compile=True) and cannot "
+                    "switch to non-compiled mode."
+                )
             raise RuntimeError(
                 f"Reader {self._name!r} is used in capture mode (capture=True) and cannot switch "
                 "to eager mode."
