@@ -10,6 +10,7 @@ def test_parse_and_normalise():
     assert str(ndd.Device("cuda:0")) == "gpu:0"
     assert ndd.Device("cpu").device_id is None
     assert repr(ndd.Device("gpu", 0)) == "Device(device_type='gpu', device_id=0)"
+    assert repr(ndd.Device("cpu")) == "Device(device_type='cpu')"  # no id: the reference omits it
     assert ndd.Device("gpu:0") == ndd.Device("gpu", 0)
     assert hash(ndd.Device("gpu:0")) == hash(ndd.Device("cuda", 0))
     assert ndd.Device.CPU == ndd.Device("cpu")

@@ -180,6 +180,30 @@ def test_color_space_conversion_and_batch_normalize_match_dali():
     assert max_diff(out, ref) <= 1e-4
 
 
+# Pixels whose Cb lands on x.5 with the reference's float32 BT.601 rows (108.500015): they round
+# up to 109 there; coefficients rounded differently (37.797/255, ...) give 108.499... -> 108.
+HALF_CB = np.array([[[213, 117, 105], [214, 118, 106], [215, 119, 107], [216, 120, 108]]], np.uint8)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_rgb_to_ycbcr_rounds_half_values_as_the_reference(device):
+    x = ndd.as_tensor(HALF_CB, device=device, layout="HWC")
+    out = np.asarray(C.color_space_conversion(x, image_type="RGB", output_type="YCbCr").cpu())
+    assert out[0, :, 1].tolist() == [109, 109, 109, 109]
+
+
+@pytest.mark.dali
+def test_rgb_to_ycbcr_half_values_match_dali():
+    types = pytest.importorskip("nvidia.dali.types")
+    ref = dali_run(
+        "color_space_conversion", [HALF_CB], layout="HWC",
+        image_type=types.RGB, output_type=types.YCbCr,
+    )  # fmt: skip
+    half = ndd.batch([HALF_CB], layout="HWC")
+    out = host(C.color_space_conversion(half, image_type="RGB", output_type="YCbCr"))
+    assert max_diff(out, ref) == 0
+
+
 # ------------------------------------------------------------------------------ errors
 
 

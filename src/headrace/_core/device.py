@@ -8,7 +8,7 @@ Examples
 --------
 >>> import headrace as ndd
 >>> ndd.Device("cpu")
-Device(device_type='cpu', device_id=None)
+Device(device_type='cpu')
 >>> str(ndd.Device("cuda:0")) if ndd.Device.gpu_count() else "gpu:0"
 'gpu:0'
 """
@@ -118,6 +118,8 @@ class Device:
         return "cpu" if self.device_type == "cpu" else f"gpu:{self.device_id}"
 
     def __repr__(self) -> str:
+        if self.device_id is None:  # a CPU device has no id; the reference leaves it out
+            return f"Device(device_type={self.device_type!r})"
         return f"Device(device_type={self.device_type!r}, device_id={self.device_id!r})"
 
     @property

@@ -30,6 +30,7 @@ __all__ = [
     "orient",
     "rgb_to_gray",
     "rgb_to_ycbcr",
+    "YCBCR_COEFFS",
 ]
 
 #: Output element types :func:`normalize_dtype` (and so ``decode``) supports.
@@ -43,6 +44,8 @@ _YCBCR_ROWS: Final = (
     ((_F32(-0.14822289945), _F32(-0.29099278682), _F32(0.43921568627)), 0.5),
     ((_F32(0.43921568627), _F32(-0.36778831435), _F32(-0.07142737192)), 0.5),
 )
+#: The (Y, Cb, Cr) coefficient rows alone: the colour operators' kernels use the same values.
+YCBCR_COEFFS: Final = tuple(row for row, _ in _YCBCR_ROWS)
 _GRAY_ROW: Final = (_F32(0.299), _F32(0.587), _F32(0.114))
 
 

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
+from headrace.codecs.convert import YCBCR_COEFFS
 
 _F32 = np.float32
 
@@ -405,10 +406,9 @@ def sphere_points(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
 # Colour: BT.601 YCbCr coefficients (float32, as the kernels compute)
 # =================================================================================================
 
-# ITU-R BT.601 with 16..235 (luma) / 16..240 (chroma) ranges, scaled to 8 bits.
-Y601 = tuple(_F32(c / 255) for c in (65.481, 128.553, 24.966))
-CB601 = tuple(_F32(c / 255) for c in (-37.797, -74.203, 112.0))
-CR601 = tuple(_F32(c / 255) for c in (112.0, -93.786, -18.214))
+# ITU-R BT.601 with 16..235 (luma) / 16..240 (chroma) ranges, scaled to 8 bits: the reference's
+# exact float32 rows, shared with the decoders' conversion (pixels at x.5 round as it does).
+Y601, CB601, CR601 = YCBCR_COEFFS
 Y_SUM = _F32(219 / 255)
 Y_INV = _F32(255 / 219)
 R_CR = _F32(255 / 224 * 1.402)
