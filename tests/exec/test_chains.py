@@ -23,8 +23,8 @@ def chains(monkeypatch):
     seen: list[tuple[str, ...]] = []
     real = chain_mod._run_sample_major
 
-    def spy(stages, input_batch):
-        out = real(stages, input_batch)  # raises when the chain gives up
+    def spy(stages, input_batch, keep):
+        out = real(stages, input_batch, keep)  # raises when the chain gives up
         seen.append(tuple(s.name for s in stages))
         return out
 
@@ -135,11 +135,11 @@ def test_an_interrupted_chain_leaves_its_calls_to_whoever_needs_them(monkeypatch
     real = chain_mod._run_sample_major
     calls = []
 
-    def interrupted(stages, input_batch):
+    def interrupted(stages, input_batch, keep):
         calls.append(len(stages))
         if len(calls) == 1:
             raise KeyboardInterrupt  # Ctrl-C in the middle of the chain
-        return real(stages, input_batch)
+        return real(stages, input_batch, keep)
 
     monkeypatch.setattr(chain_mod, "_run_sample_major", interrupted)
     got: list = []
@@ -158,3 +158,48 @@ def test_an_interrupted_chain_leaves_its_calls_to_whoever_needs_them(monkeypatch
     assert alive == [False], "not interrupted, or the interrupted chain kept its calls"
     assert [int(a[0, 0, 0]) for a in got[0]] == [0, 1, 2, 3]
     assert calls == [3, 2]  # x and y were given back, and the other thread chained them
+
+
+def test_intermediates_nobody_holds_are_not_kept(monkeypatch):
+    """A chain keeps the intermediate batches a variable still refers to, and drops the
+    others (they could never be read)."""
+    kept = []
+    real = chain_mod._run_sample_major
+
+    def spy(stages, input_batch, keep):
+        kept.append(list(keep))
+        return real(stages, input_batch, keep)
+
+    monkeypatch.setattr(chain_mod, "_run_sample_major", spy)
+    imgs = [np.random.default_rng(i).random((30, 40)).astype(np.float32) for i in range(4)]
+    with ndd.EvalMode.deferred:
+        held = ndd.flip(ndd.batch(imgs, layout="HW"), horizontal=1)
+        y = ndd.normalize(ndd.flip(held, vertical=1), axes=[1])
+        y.evaluate()
+    assert kept == [[True, False, True]]  # held: kept; the vertical flip: dropped
+    with ndd.EvalMode.sync_cpu:
+        want = ndd.normalize(
+            ndd.flip(ndd.flip(ndd.batch(imgs, layout="HW"), horizontal=1), vertical=1), axes=[1]
+        )
+    for a, b in zip(y.tensors, want.tensors, strict=True):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+    for a, im in zip(held.tensors, imgs, strict=True):
+        assert np.array_equal(np.asarray(a), im[:, ::-1])
+
+
+def test_a_dropped_intermediate_read_after_all_is_computed_again(monkeypatch, chains):
+    """Should a dropped intermediate be read (the guess was wrong), its call runs again (and
+    so does the dropped call before it) and gives the same values."""
+    monkeypatch.setattr(chain_mod, "_observable", lambda consumer: False)
+    imgs = [np.random.default_rng(i).random((30, 40, 3)).astype(np.float32) for i in range(3)]
+    with ndd.EvalMode.deferred:
+        x = ndd.batch(imgs, layout="HWC")
+        flipped = ndd.flip(x, horizontal=1)
+        mid = ndd.brightness(flipped, brightness=1.5)
+        out = ndd.normalize(mid, axes=[0, 1])
+        out.evaluate()
+        again = [np.asarray(t) for t in mid.tensors]  # dropped by the chain: recomputed
+    assert chains == [("flip", "brightness", "normalize")]
+    for a, im in zip(again, imgs, strict=True):
+        assert np.allclose(a, im[:, ::-1] * 1.5, rtol=1e-6)
+    assert np.array_equal(np.asarray(flipped.tensors[1]), imgs[1][:, ::-1])

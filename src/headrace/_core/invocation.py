@@ -16,6 +16,7 @@ from headrace._core import displaced as _exceptions
 
 _local = threading.local()
 _POLL_S = 0.05
+_RECOMPUTE = threading.RLock()  # dropped results computed again one call at a time
 
 
 def _alive(ident: int) -> bool:
@@ -38,8 +39,8 @@ class Invocation:
     """
 
     __slots__ = (
-        "_claim", "_finished", "deferred", "done", "error", "fn", "meta", "name", "results",
-        "site", "stage",
+        "_claim", "_dropped", "_finished", "deferred", "done", "error", "fn", "meta", "name",
+        "results", "site", "stage",
     )  # fmt: skip
 
     def __init__(
@@ -63,6 +64,7 @@ class Invocation:
         self.done = False
         self.results: tuple[Any, ...] | None = None
         self.error: BaseException | None = None
+        self._dropped = False  # finished without keeping its results (see complete_dropped)
 
     def _claimed_here(self) -> bool:
         """Claim the run for this thread (atomic); True when this thread may run it."""
@@ -131,6 +133,33 @@ class Invocation:
         except RuntimeError:  # released already
             pass
 
+    def complete_dropped(self) -> None:
+        """Finish a call this thread claimed without keeping its results: a chain consumed
+        them and nobody else could ask for them (see ``_dispatch.chain``). Should they be
+        asked for all the same, :meth:`wait` computes them again (the call is deterministic:
+        its random draws were fixed when it was made)."""
+        self._dropped = True
+        self.done = True
+        self.stage = None
+        self.site = ()
+        try:
+            self._finished.release()
+        except RuntimeError:  # released already
+            pass
+
+    def _recompute(self) -> None:
+        with _RECOMPUTE:
+            if not self._dropped:
+                return
+            fn = self.fn
+            try:
+                self.results, self.error = fn(), None  # type: ignore[misc]
+            except BaseException as e:
+                self.results, self.error = None, e
+                _exceptions.attach_callsite(e, _callsite.capture(1))
+            self.fn = None
+            self._dropped = False
+
     def try_run(self) -> bool:
         """Run now if nobody has claimed it. Returns True when this thread ran it."""
         if self.done or not self._claimed_here():
@@ -145,6 +174,8 @@ class Invocation:
                 continue
             if self._finished.acquire(timeout=_POLL_S):  # wait for the running thread
                 self._finished.release()
+        if self._dropped:
+            self._recompute()
         if self.error is not None:
             raise _exceptions.displaced(self.error, self.site, self.deferred) from self.error
         return self.results  # type: ignore[return-value]
