@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import os
 import threading
@@ -28,6 +29,7 @@ from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.invocation import Invocation
 from headrace._exec import streams as _streams
 from headrace._exec.checkpoint import Checkpoint
+from headrace._exec.shutdown import register
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -154,6 +156,7 @@ class ThreadPool:
             )
             t.start()
             self._threads.append(t)
+            register(t, functools.partial(_stop_workers, self._cv, self._stop))
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], chunked: bool = False) -> list[R]:
         """``[fn(x) for x in items]``, spread over the pool; the first error is raised.
@@ -253,6 +256,12 @@ class _Executor:
         with self._cv:
             self._cv.notify_all()
 
+    def abandon(self) -> None:
+        """End the thread after the call it is running, leaving the queued ones unrun (the
+        interpreter is exiting: nobody will read their results)."""
+        self._queue.clear()
+        self.close()
+
     def submit(self, inv: Invocation) -> None:
         q = self._queue
         q.append(inv)
@@ -265,6 +274,7 @@ class _Executor:
                     )
                     self._long_sleep = False
                     self._thread.start()
+                    register(self._thread, self.abandon)
                 self._cv.notify()
 
     def _loop(self) -> None:

@@ -24,6 +24,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from headrace._exec.shutdown import register
+
 END = object()
 """Marker item: the producer finished normally."""
 
@@ -139,6 +141,7 @@ class Producer:
         self._thread = threading.Thread(target=_run, args=(produce, ch), name=name, daemon=True)
         weakref.finalize(self, ch.stop)
         self._thread.start()
+        register(self._thread, ch.stop)  # stopped before the interpreter finalizes
 
     def get(self) -> Any:
         """The next item, :data:`END` at the end; re-raises an exception of the producer."""
