@@ -38,8 +38,11 @@ def run(root: str, capture: bool, batch_size: int, ms: float) -> tuple[list[str]
         images = ndd.decoders.image_random_crop(jpegs, rng=rng)
         images = ndd.resize(images, size=[224, 224])
         mirror = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
-        images = ndd.crop_mirror_normalize(
-            images, mirror=mirror, mean=list(pipelines.MEAN), std=list(pipelines.STD)
+        images = ndd.crop_mirror_normalize(  # a value read from elsewhere needs the marker
+            images,
+            mirror=mirror,
+            mean=ndd.capture.invariant(list(pipelines.MEAN)),
+            std=ndd.capture.invariant(list(pipelines.STD)),
         )
         digests.append(train_step(images, ms))
     elapsed = time.perf_counter() - start

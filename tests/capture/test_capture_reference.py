@@ -250,7 +250,8 @@ def test_is_captured_and_stats() -> None:
     src = ndd.ExternalSource(_data(5))
     flags, eager_flags = [], []
     for i, b in enumerate(src.captured(batch_size=2)):
-        x = ndd.cast(b, dtype=ndd.uint8 if i != 2 else ndd.int32)  # line A
+        dtype = ndd.capture.invariant(ndd.uint8 if i != 2 else ndd.int32)  # marked: recorded
+        x = ndd.cast(b, dtype=dtype)  # line A
         flags.append(ndd.capture.is_captured(x))
         y = ndd.cast(np.zeros(3), dtype=ndd.uint8)  # never captured: unknown input
         eager_flags.append(ndd.capture.is_captured(y))

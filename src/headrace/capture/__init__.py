@@ -8,12 +8,18 @@ the body ran eagerly, where and why.
 
 Which calls are captured. A call is recorded on the traced step when each tensor input and
 tensor argument comes from the loop's source, a feeder or another recorded call, and every other
-argument is a value that can be compared (numbers, strings, dtypes, small arrays, lists of
-those) or is marked ``invariant``. Unlike the reference, headrace records such calls even when
-an argument comes from a local list, an attribute (``self.prob``) or a repeated (chained) call
-at one line: on every later step it compares the call's arguments with the traced ones and
-returns the pipeline's result only when they are equal; otherwise that run of the call goes
-eager (counted in ``stats``), so results are always those of eager execution. Random calls
+argument is marked ``invariant`` or is a constant the source of the calling function proves
+(:mod:`._provable`): literals, inline tuples/lists and expressions of constants, DALI constants
+(``ndd.int32``), names bound once inside a function to such an immutable value, and parameters
+the live caller passed such a value for (or left at such a default). Module globals, mutable
+locals, names bound more than once (branches, ``+=``, ``for`` targets), call results and
+attributes of user objects are not provable; without source (REPL, ``exec``) only marked values
+count. A later run of a call site in the traced step is recorded only when its inputs and
+arguments equal its first run's (a loop feeding a call its own output is not). Other calls run
+eagerly, now and on every later step, without warning; ``stats`` counts them with the reason.
+On later steps a recorded call uses the pipeline's result only when its inputs are the traced
+producers' current outputs and its arguments equal the traced ones (a marked value may change);
+otherwise that run goes eager, so results are always those of eager execution. Random calls
 keep the user's generator exactly where eager execution would leave it (``rng.state`` read in
 the body equals eager's; bare ``rng()`` draws are allowed); a step that draws a different
 number of words than the traced one, or a generator touched outside the loop between steps
@@ -23,7 +29,8 @@ The package: :mod:`._entry` (how readers and ``ExternalSource`` enter capture mo
 :mod:`._loop` (the loop, bound to dispatch through :mod:`headrace._dispatch.hooks`),
 :mod:`._tracing` (recording the first step), :mod:`._replay` (call-site lookups on later steps),
 :mod:`._pipeline` (the producer thread computing steps ahead), :mod:`._graph` (recorded calls),
-:mod:`._sites` (call-site keys), :mod:`._invariant` (the invariant marker).
+:mod:`._sites` (call-site keys), :mod:`._provable` (which arguments the source proves
+constant), :mod:`._invariant` (the invariant marker).
 
 Examples
 --------

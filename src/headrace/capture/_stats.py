@@ -42,7 +42,8 @@ def is_captured(value: Any) -> bool:
     >>> src = ndd.ExternalSource([np.zeros((2, 2), np.float32)] * 3)
     >>> flags = []
     >>> for i, b in enumerate(src.captured(batch_size=2)):
-    ...     x = ndd.cast(b, dtype=ndd.uint8 if i != 1 else ndd.int32)
+    ...     dtype = ndd.capture.invariant(ndd.uint8 if i != 1 else ndd.int32)
+    ...     x = ndd.cast(b, dtype=dtype)
     ...     flags.append(ndd.capture.is_captured(x))
     >>> flags
     [True, False, True]
@@ -69,6 +70,10 @@ UNKNOWN_TENSOR_ARG = (
     "argument {!r} is a tensor from neither the source, a feeder nor a captured call"
 )
 NOT_CONSTANT = "argument {!r} is not a value that can be compared across steps"
+NOT_PROVABLE = (
+    "argument {!r} is not provably constant from the source (mark it ndd.capture.invariant)"
+)
+REPEAT_DIFFERS = "a later run of the call site in a step has other inputs than its first"
 BAD_OUTPUT = "its outputs are not batches of the loop's batch size"
 REPEATED_RANDOM = "a random call repeated at one call site in a step (only the first is captured)"
 SINGLE_SAMPLE_RANDOM = "a random call producing one sample (no batch_size, no batch input)"

@@ -2,19 +2,24 @@
 
 An operator call is recorded as a :class:`~._graph.Node` when everything it depends on can be
 named on later steps: each tensor input and tensor argument is an output of the source, of a
-feeder or of a recorded call, every other argument is a comparable constant (or marked
-``ndd.capture.invariant``), and all its outputs are batches of the loop's batch size. Anything
+feeder or of a recorded call, every other argument is marked ``ndd.capture.invariant`` or is a
+comparable constant that the calling function's source proves (:mod:`._provable`), a repeated
+run of a site has its first run's inputs, and all its outputs are batches of the loop's batch
+size. Anything
 else just runs eagerly, now and on every later step.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from headrace._core.batch import Batch
+from headrace._core.callsite import _is_internal
 from headrace._core.device import Device
 from headrace._core.dtype import DType
 from headrace._core.tensor import Tensor
@@ -22,6 +27,7 @@ from headrace._rng import resolve_rng
 from headrace.capture import _stats as st
 from headrace.capture._graph import CaptureError, Node, Ref, as_outputs, placement
 from headrace.capture._invariant import is_invariant, unwrap
+from headrace.capture._provable import unprovable_args
 from headrace.capture._sites import user_stacklevel
 
 if TYPE_CHECKING:
@@ -85,6 +91,38 @@ class _Recording:
             else:
                 self.fail(st.NOT_CONSTANT.format(k))
 
+    def prove_args(self, kwargs: dict[str, Any]) -> None:
+        """Fail unless the source proves every argument that is neither a batch nor marked."""
+        if not self.ok:
+            return
+        names = [k for k in self.const if k not in self.marked]
+        bad = unprovable_args(_user_frame(), names)
+        if bad is not None:
+            self.fail(st.NOT_PROVABLE.format(bad))
+
+    def same_as(self, node: Node) -> bool:
+        """Whether this run of a call site has the inputs and arguments of its first run."""
+        return (
+            self.inputs == node.inputs and self.refs == node.refs and _equal(self.const, node.const)
+        )
+
+
+def _equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    try:
+        return all(bool(np.all(np.asarray(a[k]) == np.asarray(b[k]))) for k in a)
+    except Exception:  # values numpy cannot compare: not the same
+        return False
+
+
+def _user_frame() -> types.FrameType | None:
+    """The innermost frame that is not headrace's own: the one making the operator call."""
+    f: types.FrameType | None = sys._getframe(1)
+    while f is not None and _is_internal(f.f_code):
+        f = f.f_back
+    return f
+
 
 def trace_call(
     loop: CaptureLoop,
@@ -100,6 +138,9 @@ def trace_call(
     rec = _Recording()
     rec.take_inputs(loop, inputs)
     rec.take_args(loop, kwargs)
+    rec.prove_args(kwargs)
+    if not schema.random and key[1] > 0:
+        _check_repeat(loop, key, rec)
     rng_obj = None
     pos = 0
     if schema.random:
@@ -131,6 +172,15 @@ def trace_call(
         if reason == st.REPEATED_RANDOM:  # as the reference: its traced run counts as captured,
             st.mark_captured(out)  # only its runs on later steps are eager
     return out
+
+
+def _check_repeat(loop: CaptureLoop, key: Any, rec: _Recording) -> None:
+    """A later run of a call site in the traced step is recorded only as a repeat of its
+    first, recorded run: same inputs, same arguments (a loop feeding a call its own output is
+    not)."""
+    first = next((n for n in loop.nodes if n.key == (key[0], 0)), None)
+    if first is None or not rec.same_as(first):
+        rec.fail(st.REPEAT_DIFFERS)
 
 
 def _recordable(loop: CaptureLoop, schema: Any, key: Any, rec: _Recording, out: Any) -> bool:
