@@ -183,16 +183,6 @@ def _isolated_reference(func: str, *args):  # type: ignore[no-untyped-def]
     raise AssertionError("unreachable")
 
 
-@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 33, 1000, 32007])
-def test_prefix_sums_equal_cumsum(n):
-    from headrace.backends.cpu.speech import prefix_sums
-
-    c = np.random.default_rng(n).random(n)
-    want = np.cumsum(c)
-    got = prefix_sums(c)
-    assert got.shape == want.shape and np.allclose(got, want, rtol=1e-13, atol=0)
-
-
 def test_nonsilent_region_closed_form():
     """Power windows of a burst between zeros: the region spans the windows that touch it."""
     sig = np.zeros(6000, np.float32)

@@ -23,7 +23,7 @@ import numpy as np
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.saturate import saturate
-from headrace._dispatch.args import sample_args
+from headrace._dispatch.args import has_per_sample, sample_args
 from headrace.backends.shared.common import check_audio, nonsilent_bounds
 
 _F32 = np.float32
@@ -177,52 +177,28 @@ def to_decibels(
     return r
 
 
-#: Block of :func:`prefix_sums`: one small matrix product per block of this many values.
-_PREFIX_BLOCK = 16
-_TRIANGLES: dict[int, np.ndarray] = {}
-
-
-def prefix_sums(c: np.ndarray) -> np.ndarray:
-    """``numpy.cumsum`` of a float64 vector, ~2x faster: blocks of 16 values summed by one
-    product with an upper-triangular matrix of ones (independent sums instead of one long
-    chain of dependent additions), then the blocks' running totals added. Same values to
-    ~1e-14 relative (the sums are grouped differently)."""
-    b = _PREFIX_BLOCK
-    m = c.size // b
-    if m < 2:
-        return np.cumsum(c)
-    tri = _TRIANGLES.get(b)
-    if tri is None:
-        tri = _TRIANGLES[b] = np.triu(np.ones((b, b)))
-    out = np.empty_like(c)
-    blocks = out[: m * b].reshape(m, b)
-    np.matmul(c[: m * b].reshape(m, b), tri, out=blocks)
-    totals = np.cumsum(blocks[:, -1])
-    blocks[1:] += totals[:-1, None]
-    if c.size > m * b:
-        np.cumsum(c[m * b :], out=out[m * b :])
-        out[m * b :] += totals[-1]
-    return out
-
-
 def moving_power(x: np.ndarray, window: int) -> np.ndarray:
-    """Mean of ``x**2`` over each window of ``window`` samples (one window when shorter)."""
+    """Mean of ``x**2`` over each window of ``window`` samples (one window when shorter).
+
+    The running sums come from OpenCV's ``integral`` of the float64 squares as one image row:
+    the same sequential float64 sums as ``numpy.cumsum`` (bit for bit), ~3x faster and with
+    the GIL released (``cumsum`` into its own input holds it).
+    """
     sq = np.square(x, dtype=np.float64)
     if sq.size <= window:
         return np.array([sq.sum() / window]) if sq.size else sq
-    c = prefix_sums(sq)
-    out = np.empty(sq.size - window + 1)
-    out[0] = c[window - 1]
-    np.subtract(c[window:], c[:-window], out=out[1:])
+    c = cv2.integral(sq.reshape(1, -1), sdepth=cv2.CV_64F)[1]  # 0, then the running sums
+    out = c[window:] - c[:-window]
     return np.divide(out, window, out=out)
 
 
 def nonsilent_region(kc: Any, inputs: list[Batch], args: dict[str, Any]) -> tuple[Batch, Batch]:
     """``(begin, length)`` int32 scalars per sample (see ``ops.speech.nonsilent_region``)."""
     samples = inputs[0]._resolved()
+    per = has_per_sample(args)
 
     def one(i: int) -> tuple[np.ndarray, np.ndarray]:
-        a = sample_args(args, i)
+        a = sample_args(args, i) if per else args
         s = np.asarray(samples[i])
         check_audio(s.shape, s.dtype, "nonsilent_region")
         w = int(a["window_length"])
@@ -230,7 +206,7 @@ def nonsilent_region(kc: Any, inputs: list[Batch], args: dict[str, Any]) -> tupl
                                 a["reference_power"])  # fmt: skip
         return np.array(b, np.int32), np.array(n, np.int32)
 
-    res = kc.map(one)
+    res = kc.map(one, chunked=True)  # one run of samples per thread: fewer hand-offs
     return (
         Batch._wrap([r[0] for r in res], _dt.int32, None, kc.device),
         Batch._wrap([r[1] for r in res], _dt.int32, None, kc.device),
