@@ -124,14 +124,8 @@ class Invocation:
     def complete(self, results: tuple[Any, ...]) -> None:
         """Finish a call this thread claimed with ``results`` computed elsewhere."""
         self.results, self.error = results, None
-        self.done = True
         self.fn = None
-        self.stage = None
-        self.site = ()
-        try:
-            self._finished.release()
-        except RuntimeError:  # released already
-            pass
+        self._finish_claimed()
 
     def complete_dropped(self) -> None:
         """Finish a call this thread claimed without keeping its results: a chain consumed
@@ -139,6 +133,9 @@ class Invocation:
         asked for all the same, :meth:`wait` computes them again (the call is deterministic:
         its random draws were fixed when it was made)."""
         self._dropped = True
+        self._finish_claimed()
+
+    def _finish_claimed(self) -> None:
         self.done = True
         self.stage = None
         self.site = ()
