@@ -85,7 +85,7 @@ def test_fallback_when_arguments_change():
     src = ndd.ExternalSource(iter(_data(4)))
     outs = []
     for i, b in enumerate(src.captured(batch_size=4)):
-        dt = ndd.uint8 if i != 2 else ndd.int32
+        dt = ndd.capture.invariant(ndd.uint8 if i != 2 else ndd.int32)  # recorded, then differs
         outs.append(ndd.cast(b, dtype=dt).dtype)
     assert outs == [ndd.uint8, ndd.uint8, ndd.int32, ndd.uint8]
 
