@@ -108,3 +108,14 @@ def test_rotate_per_frame_on_the_gpu_equals_the_cpu() -> None:
     gpu = ndd.rotate(seq.gpu(), angle=angle, size=[12, 16])
     assert gpu.device.device_type == "gpu" and gpu.layout == "FHWC"
     assert np.abs(np.asarray(gpu.cpu()).astype(int) - np.asarray(cpu).astype(int)).max() <= 1
+
+
+def test_an_error_in_a_frame_names_its_sequence_and_frame() -> None:
+    """A bad per-frame value is reported by the sequence and frame it belongs to."""
+    with pytest.raises(Exception, match=r"sample 3 \('sequence 1 frame 0'\)"):
+        ndd.warp_affine(
+            _sequences(SEQS),
+            matrix=ndd.per_frame(
+                ndd.batch([np.zeros((3, 2, 3), np.float32), np.zeros((2, 2, 4), np.float32)])
+            ),
+        ).evaluate()

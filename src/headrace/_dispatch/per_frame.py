@@ -142,8 +142,13 @@ def run(
         fvals[k] = PerSample(per)
     fvals.per_sample = True
     fkc = KernelContext(name, kc.ctx, kc.device, len(reps), kc.rng_words, kc.module, kc.stream)
-    if kc.sources is not None:
-        fkc.sources = [kc.sources[i] for i in reps]
+    # an error names the frame's sequence and frame (its "sample" is the frame's position)
+    srcs = kc.sources
+    fkc.sources = [
+        f"{srcs[i] if srcs is not None and srcs[i] else f'sequence {i}'} frame {f}"
+        for i, count in enumerate(counts)
+        for f in range(count)
+    ]
     outs = kern(fkc, ins, fvals)
     result = []
     for out in outs:
