@@ -265,6 +265,13 @@ def resolve_rng(rng: Any) -> RNG:
 _gen_local = threading.local()
 
 
+def _philox_key_counter(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Philox key and starting counter (words 2 and 3 zero) of one call's 7 words."""
+    w0, w1, w2, w3, w4, w5, w6 = words.tolist()
+    key = np.array([w0 | (w1 << 32), w2 | (w3 << 32)], dtype=np.uint64)
+    return key, np.array([w4 | (w5 << 32), w6, 0, 0], dtype=np.uint64)
+
+
 def uniform_substreams(words: np.ndarray) -> Callable[[int, int, tuple[int, ...]], np.ndarray]:
     """``draw(stream, part, shape)``: uniform ``[0, 1)`` doubles from one of the call's
     independent sub-streams (Philox counter words 2 and 3). What a sub-stream gives depends on
@@ -281,11 +288,10 @@ def uniform_substreams(words: np.ndarray) -> Callable[[int, int, tuple[int, ...]
     >>> bool((draw(3, 0, (2,)) == a).all())
     True
     """
-    w0, w1, w2, w3, w4, w5, w6 = words.tolist()
-    bg = np.random.Philox(key=np.array([w0 | (w1 << 32), w2 | (w3 << 32)], dtype=np.uint64))
+    key, counter = _philox_key_counter(words)
+    bg = np.random.Philox(key=key)
     gen = np.random.Generator(bg)
     st = bg.state
-    counter = np.array([w4 | (w5 << 32), w6, 0, 0], dtype=np.uint64)
 
     def draw(stream: int, part: int, shape: tuple[int, ...]) -> np.ndarray:
         counter[2], counter[3] = stream, part
@@ -305,10 +311,8 @@ def call_generator(words: np.ndarray) -> np.random.Generator:
         bg = np.random.Philox(key=0)
         g = _gen_local.gen = (bg, np.random.Generator(bg), bg.state)
     bg, gen, st = g
-    w0, w1, w2, w3, w4, w5, w6 = words.tolist()
     inner = st["state"]
-    inner["key"] = np.array([w0 | (w1 << 32), w2 | (w3 << 32)], dtype=np.uint64)
-    inner["counter"] = np.array([w4 | (w5 << 32), w6, 0, 0], dtype=np.uint64)
+    inner["key"], inner["counter"] = _philox_key_counter(words)
     st["buffer_pos"] = 4
     st["has_uint32"] = 0
     bg.state = st

@@ -119,3 +119,10 @@ def test_an_error_in_a_frame_names_its_sequence_and_frame() -> None:
                 ndd.batch([np.zeros((3, 2, 3), np.float32), np.zeros((2, 2, 4), np.float32)])
             ),
         ).evaluate()
+
+
+def test_an_empty_sequence_keeps_its_frame_shape() -> None:
+    seqs = ndd.batch([SEQS[1], SEQS[1][:0]], layout="FHWC")
+    shift = ndd.per_frame(ndd.batch([np.float32([0.0, 0.5]), np.float32([0.0])]))
+    out = ndd.brightness(seqs, brightness_shift=shift)
+    assert [tuple(t.shape) for t in out.tensors] == [SEQS[1].shape, (0, *SEQS[1].shape[1:])]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace._core.device import Device, fake_gpu
+from headrace._core.device import CPU, Device, fake_gpu
 from headrace._core.errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
 
 Array = Any  # np.ndarray | torch.Tensor
@@ -168,6 +168,22 @@ def move(arr: Array, dev: Device, dtype: _dt.DType, *, copy: bool = False) -> Ar
     # staged through pinned memory (torch's host cache keeps it until the copy is done), so the
     # upload is queued on the current stream without waiting for the host or for the stream
     return t.pin_memory().to(target, non_blocking=True)
+
+
+def samples_to_host(samples: list[Any], dtype: Any) -> list[Any]:
+    """Samples on the host: GPU samples as numpy arrays with one device-to-host copy (one
+    wait) for all of them; host samples as they are."""
+    if len(samples) > 1 and all(getattr(s, "is_cuda", False) for s in samples):
+        import torch
+
+        flat = move(torch.cat([s.reshape(-1) for s in samples]), CPU, dtype)
+        out, start = [], 0
+        for s in samples:
+            size = s.numel()
+            out.append(flat[start : start + size].reshape(tuple(s.shape)))
+            start += size
+        return out
+    return [move(s, CPU, dtype) for s in samples]
 
 
 def cast(arr: Array, dtype: _dt.DType) -> Array:

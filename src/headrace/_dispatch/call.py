@@ -417,21 +417,6 @@ def _wait_input(ready: Any, samples: list[Any], stream: Any) -> None:
         _ho.wait(ready, samples, stream)
 
 
-def _samples_to_cpu(samples: list[Any], dtype: Any) -> list[Any]:
-    """GPU samples as numpy arrays with one device-to-host copy (one wait) for all of them."""
-    if len(samples) > 1 and all(getattr(s, "is_cuda", False) for s in samples):
-        import torch
-
-        flat = _st.move(torch.cat([s.reshape(-1) for s in samples]), CPU, dtype)
-        out, start = [], 0
-        for s in samples:
-            size = s.numel()
-            out.append(flat[start : start + size].reshape(tuple(s.shape)))
-            start += size
-        return out
-    return [_st.move(s, CPU, dtype) for s in samples]
-
-
 def _resolve_arg(schema: OpSchema, k: str, v: Tensor | Batch, n: int, stream: Any = None) -> Any:
     conv = schema.arg_map[k].convert
     try:
@@ -439,7 +424,7 @@ def _resolve_arg(schema: OpSchema, k: str, v: Tensor | Batch, n: int, stream: An
             gpu = v._device.device_type == "gpu"
             if gpu:
                 _wait_input(v._ready, v._resolved(), stream)
-            samples = _samples_to_cpu(v._resolved(), v.dtype) if gpu else v._resolved()
+            samples = _st.samples_to_host(v._resolved(), v.dtype) if gpu else v._resolved()
             return PerSample(conv(s) for s in samples)
         arr = v._resolved_data()
         if v._device.device_type != "cpu":

@@ -29,7 +29,6 @@ import numpy as np
 
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
-from headrace._core.device import CPU
 from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._core.tensor import Tensor
 from headrace._dispatch.args import ArgDict, PerSample
@@ -51,18 +50,8 @@ class PerFrameArguments(Exception):
 
 def _raw(v: Tensor | Batch, n: int) -> list[np.ndarray]:
     """The argument's value for each of the ``n`` samples, on the host, unconverted."""
-    if isinstance(v, Batch):
-        vals = v._resolved()
-        dtype = v._dtype
-    else:
-        vals = [v._resolved_data()] * n
-        dtype = v._dtype
-    out = []
-    for x in vals:
-        if _st.is_torch(x):
-            x = _st.move(x, CPU, dtype)
-        out.append(np.asarray(x))
-    return out
+    vals = v._resolved() if isinstance(v, Batch) else [v._resolved_data()] * n
+    return [np.asarray(x) for x in _st.samples_to_host(vals, v._dtype)]
 
 
 def _frames(b: Batch, counts: list[int]) -> list[Any]:
@@ -73,10 +62,21 @@ def _frames(b: Batch, counts: list[int]) -> list[Any]:
     return out
 
 
+def _expanded(b: Batch, counts: list[int], reps: list[int]) -> Batch:
+    """Input ``b`` for the batch of frames: its frames when it is a sequence input with the
+    same numbers of frames, else each sample repeated for its sequence's frames."""
+    lay = b._layout or ""
+    samples = b._samples
+    assert samples is not None
+    if lay.startswith("F") and [int(s.shape[0]) for s in samples] == counts:
+        return Batch._wrap(_frames(b, counts), b._dtype, lay[1:] or None, b._device)
+    return Batch._wrap([samples[i] for i in reps], b._dtype, b._layout, b._device)
+
+
 def _stack(frames: Sequence[Any], name: str, i: int, like: Any) -> Any:
     """One sequence from its frames' outputs (all of one shape)."""
     if not frames:
-        return like[:0] if like is not None else np.zeros((0,), np.uint8)
+        return like[None][:0] if like is not None else np.zeros((0,), np.uint8)  # 0 frames
     shapes = {tuple(f.shape) for f in frames}
     if len(shapes) > 1:
         raise ShapeError(
@@ -112,18 +112,7 @@ def run(
     n = kc.n
     counts = [int(s.shape[0]) for s in seq._samples]  # type: ignore[union-attr]
     reps = np.repeat(np.arange(n), counts).tolist()
-    ins: list[Batch | None] = []
-    for b in batches:
-        if b is None:
-            ins.append(None)
-        elif b is seq or ((b._layout or "").startswith("F") and [
-            int(s.shape[0]) for s in b._samples  # type: ignore[union-attr]
-        ] == counts):  # fmt: skip
-            ins.append(Batch._wrap(_frames(b, counts), b._dtype, (b._layout or "F")[1:] or None,
-                                   b._device))  # fmt: skip
-        else:
-            ins.append(Batch._wrap([b._samples[i] for i in reps], b._dtype, b._layout,  # type: ignore[index]
-                                   b._device))  # fmt: skip
+    ins = [None if b is None else _expanded(b, counts, reps) for b in batches]
     fvals = ArgDict({k: PerSample(v[i] for i in reps) if type(v) is PerSample else v
                      for k, v in vals.items()})  # fmt: skip
     for k, v in per_frame.items():

@@ -713,6 +713,7 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch | None], v: Vals) -> tup
     bx, lb = ins
     vals = _vals(v, kc.n)
     groups: dict[tuple[int, int], list[int]] = {}  # one per argument set (all samples, usually)
+    checked: dict[tuple[int, int], tuple[str, Vals]] = {}  # its layout and crop settings
     raws: list[np.ndarray] = []
     for i in range(kc.n):
         a = vals[i]
@@ -732,9 +733,11 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch | None], v: Vals) -> tup
                     f"{list(np.shape(lb._samples[i]))}."
                 )
             key = (id(a), width // 2)
-            if key not in groups:  # argument errors name the first sample that has them
-                bbox_layout_of(a["bbox_layout"], a["ltrb"], width // 2)
-                crop_settings(a, width // 2)
+            if key not in checked:  # argument errors name the first sample that has them
+                checked[key] = (
+                    bbox_layout_of(a["bbox_layout"], a["ltrb"], width // 2),
+                    crop_settings(a, width // 2),
+                )
         except Exception as e:
             from headrace._dispatch.kernel_context import annotate
 
@@ -743,24 +746,17 @@ def random_bbox_crop(kc: KernelContext, ins: list[Batch | None], v: Vals) -> tup
         raws.append(b)
     anchors: list[Any] = [None] * kc.n
     shapes, outb, outi = anchors.copy(), anchors.copy(), anchors.copy()
-    for (_, ndim), members in groups.items():
+    for key, members in groups.items():
+        ndim = key[1]
         a = vals[members[0]]
-        layout = bbox_layout_of(a["bbox_layout"], a["ltrb"], ndim)
+        layout, st = checked[key]
         counts = [len(raws[i]) for i in members]
         every = np.concatenate([raws[i] for i in members]).astype(np.float64)
-        found = bbox_crops(
-            lambda i, part, shape: draw(1 + i, part, shape),
-            members,
-            _split(to_ltrb(every, layout, ndim), counts),
-            a,
-            ndim,
-            crop_settings(a, ndim),
-        )
+        found = bbox_crops(draw, members, _split(to_ltrb(every, layout, ndim), counts), a, ndim, st)
         starts = np.array([f[0] for f in found])
         sizes = np.array([f[1] for f in found])
-        if a["crop_shape"] is not None:  # absolute windows
-            in_shape = _shape_xyz(a["input_shape"], a["shape_layout"], ndim, "input_shape")
-            starts, sizes = np.round(starts * in_shape), np.round(sizes * in_shape)
+        if st["crop_shape"] is not None:  # absolute windows
+            starts, sizes = np.round(starts * st["in_shape"]), np.round(sizes * st["in_shape"])
         order = [_SIZE.index(c) for c in a["shape_layout"] or _SIZE[:ndim]]
         rel = np.concatenate([f[2] for f in found]) if found else np.zeros((0, 2 * ndim))
         kept = _split(from_ltrb(rel, layout, ndim).astype(F32), [len(f[3]) for f in found])

@@ -175,13 +175,13 @@ beta = random_kernel(draw_beta, _dt.float32)
 
 
 # --- image decoding ----------------------------------------------------------------------------
-def encoded_samples(kc: KernelContext, x: Batch) -> list[Any]:
-    """The samples of a decoder's input, checked to be encoded bytes (1-D uint8)."""
+def encoded_samples(kc: KernelContext, x: Batch, what: str = "encoded bytes") -> list[Any]:
+    """The samples of a decoder's input, checked to be ``what`` (1-D uint8)."""
     samples = x._samples
     assert samples is not None
     if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
         raise InvalidArgumentError(
-            f"{kc.name}: the input must be encoded bytes (1-D uint8), got {x._dtype} with "
+            f"{kc.name}: the input must be {what} (1-D uint8), got {x._dtype} with "
             f"{samples[0].ndim if samples else 0} dimensions. Read files with "
             "ndd.readers.File or ndd.io.file.read."
         )
@@ -354,13 +354,7 @@ def numpy(kc: KernelContext, ins: list[Any], v: Vals) -> tuple[Batch]:
     """Decode every sample's ``.npy`` bytes (C order, native byte order) on the worker threads;
     ``v["dtype"]`` (a DType or ``None``) converts them (rounded, saturated)."""
     x = ins[0]
-    samples = x._samples
-    assert samples is not None
-    if x._dtype is not _dt.uint8 or (samples and samples[0].ndim != 1):
-        raise InvalidArgumentError(
-            f"{kc.name}: the input must be .npy file bytes (1-D uint8), got {x._dtype} with "
-            f"{samples[0].ndim if samples else 0} dimensions."
-        )
+    samples = encoded_samples(kc, x, ".npy file bytes")
     dt = v["dtype"]
 
     def one(i: int) -> np.ndarray:
