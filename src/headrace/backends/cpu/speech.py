@@ -2,8 +2,11 @@
 
 The pixel kernels take the plans of ``ops/_speech_params.py``: the window, FFT size and framing
 of ``spectrogram``, the matrices of ``mel_filter_bank`` and ``mfcc`` (one kernel,
-``matrix_along_axis``). FFTs run in float32 through ``scipy.fft`` (pocketfft with SIMD and
-the GIL released: ~7x ``numpy.fft`` on 400 frames of 512 points).
+``matrix_along_axis``). The spectrogram's FFTs are one ``cv2.dft`` per signal over its frames
+(measured on 401 frames of 512 points, one thread: 117 us against 248 us for ``scipy.fft``'s
+pocketfft and ~390 us for ``numpy.fft``; the same float32 accuracy, max error 2e-7 of the peak
+power against a float64 FFT; the GIL released). ``power_spectrum`` (any axis) keeps
+``scipy.fft`` in float32.
 
 Examples
 --------
@@ -102,6 +105,37 @@ def _power(spec: np.ndarray, power: int, transpose: bool = False) -> np.ndarray:
     return np.ascontiguousarray(np.swapaxes(out, -1, -2)) if transpose else out
 
 
+def _ccs_power(c: np.ndarray, nfft: int, power: int, transpose: bool) -> np.ndarray:
+    """``|X| ** power`` (1 or 2) of rows transformed by ``cv2.dft(..., DFT_ROWS)``: each row
+    holds OpenCV's packed real spectrum ``Re0, Re1, Im1, Re2, Im2, ...`` (and ``Re(n/2)`` last
+    for an even ``n``). ``(rows, n // 2 + 1)``, or its transpose ``(n // 2 + 1, rows)``, which
+    is computed from the transposed spectrum so that every step reads whole rows. ``c`` may be
+    overwritten."""
+    bins = nfft // 2 + 1
+    pairs = (nfft - 1) // 2  # bins with both a real and an imaginary part
+    if transpose and c.size:
+        c = cv2.transpose(c)  # (nfft, rows): real and imaginary parts are whole rows
+        np.square(c, out=c)
+        out = np.empty((bins, c.shape[1]), _F32)
+        out[0] = c[0]
+        if pairs:
+            np.add(c[1 : 2 * pairs : 2], c[2 : 2 * pairs + 1 : 2], out=out[1 : pairs + 1])
+        if nfft % 2 == 0 and nfft > 1:
+            out[bins - 1] = c[nfft - 1]
+    else:
+        np.square(c, out=c)
+        out = np.empty((c.shape[0], bins), _F32)
+        out[:, 0] = c[:, 0]
+        if pairs:
+            np.add(c[:, 1 : 2 * pairs : 2], c[:, 2 : 2 * pairs + 1 : 2], out=out[:, 1 : pairs + 1])
+        if nfft % 2 == 0 and nfft > 1:
+            out[:, bins - 1] = c[:, nfft - 1]
+        out = out.T if transpose else out
+    if power == 1:
+        np.sqrt(out, out=out)
+    return np.ascontiguousarray(out)
+
+
 def spectrogram(
     x: np.ndarray,
     layout: str | None,
@@ -115,10 +149,15 @@ def spectrogram(
     power: int,
     ft: bool,
 ) -> np.ndarray:
-    """The STFT power (or magnitude) of one signal, ``(bins, frames)`` or ``(frames, bins)``."""
+    """The STFT power (or magnitude) of one signal, ``(bins, frames)`` or ``(frames, bins)``.
+
+    The FFTs are one ``cv2.dft`` over the rows of frames (OpenCV's real transform: about twice
+    pocketfft's speed in float32 on one thread, as accurate, and without the GIL)."""
     fr = _frames(x, window, step, frames, pad, reflect, width=max(nfft, window.size))
-    spec = _scipy_fft().rfft(fr, n=nfft, axis=1, overwrite_x=True)
-    return _power(spec, power, transpose=ft)
+    if frames == 0:
+        return np.zeros((nfft // 2 + 1, 0) if ft else (0, nfft // 2 + 1), _F32)
+    c = cv2.dft(fr[:, :nfft], flags=cv2.DFT_ROWS)
+    return _ccs_power(c, nfft, power, transpose=ft)
 
 
 def power_spectrum(
