@@ -205,8 +205,11 @@ def to_decibels(
     v = x.astype(_F32, copy=False)
     ref = reference if reference != 0 else (float(np.maximum.reduce(v, None)) if v.size else 1.0)
     lo = _F32(min_ratio)
-    r = np.divide(v, _F32(ref)) if ref != 0 else np.ones_like(v)
-    np.maximum(r, lo, out=r)
+    if ref == 1:  # (x / 1 is x: one pass fewer)
+        r = np.maximum(v, lo)
+    else:
+        r = np.divide(v, _F32(ref)) if ref != 0 else np.ones_like(v)
+        np.maximum(r, lo, out=r)
     if lo > 0:  # every value is positive (or NaN): log10 raises no warning
         np.log10(r, out=r)
     else:
