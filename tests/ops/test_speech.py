@@ -221,3 +221,32 @@ def test_speech_pipeline_normalize_and_slice():
     z = np.asarray(ndd.normalize(mel, axes=[1]).tensors[0])
     assert np.abs(z.mean(axis=1)).max() < 1e-4
     assert np.abs(z.std(axis=1) - 1).max() < 1e-3
+
+
+@pytest.mark.parametrize("nfft", [301, 256, 255])
+@pytest.mark.parametrize("layout", ["ft", "tf"])
+@pytest.mark.parametrize("power", [1, 2])
+def test_spectrogram_closed_form(nfft, layout, power):
+    """Odd and even FFT sizes, both layouts, magnitude and power against a float64 STFT."""
+    x = _signals()
+    win, step = 255, 77
+    window = np.hamming(win)
+    out = ndd.spectrogram(ndd.batch(x), nfft=nfft, window_length=win, window_step=step,
+                          window_fn=window.tolist(), center_windows=False, power=power,
+                          layout=layout)  # fmt: skip
+    for sig, got in zip(x, out.tensors):
+        frames = 1 + (sig.size - win) // step
+        fr = np.stack([sig[i * step : i * step + win] * window for i in range(frames)])
+        want = np.abs(np.fft.rfft(fr, n=nfft, axis=1)) ** power
+        want = want.T if layout == "ft" else want
+        got = np.asarray(got)
+        assert got.shape == want.shape and got.dtype == np.float32
+        assert np.abs(got - want).max() <= 2e-6 * np.abs(want).max()
+
+
+def test_spectrogram_of_a_signal_shorter_than_the_window():
+    """Refused, naming the sample (the reference: "Signal is too short")."""
+    x = ndd.batch([np.ones(100, np.float32), np.ones(10, np.float32)])
+    with pytest.raises(InvalidArgumentError, match=r"sample 1: the signal \(10 samples\) is too"):
+        ndd.spectrogram(x, nfft=64, window_length=64, window_step=16,
+                        center_windows=False).evaluate()  # fmt: skip

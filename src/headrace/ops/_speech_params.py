@@ -140,6 +140,11 @@ def spectrogram_params(
         frames = length // window_step + 1
     else:
         frames = max(0, (length - window_length) // window_step + 1)
+    if frames == 0:  # (as the reference: no window fits)
+        raise InvalidArgumentError(
+            f"{op}: the signal ({length} samples) is too short for one window of "
+            f"{window_length} samples (center_windows=False)."
+        )
     bins = n // 2 + 1
     out = (bins, frames) if layout_out == "ft" else (frames, bins)
     kw = {

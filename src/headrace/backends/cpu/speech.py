@@ -154,8 +154,6 @@ def spectrogram(
     The FFTs are one ``cv2.dft`` over the rows of frames (OpenCV's real transform: about twice
     pocketfft's speed in float32 on one thread, as accurate, and without the GIL)."""
     fr = _frames(x, window, step, frames, pad, reflect, width=max(nfft, window.size))
-    if frames == 0:
-        return np.zeros((nfft // 2 + 1, 0) if ft else (0, nfft // 2 + 1), _F32)
     c = cv2.dft(fr[:, :nfft], flags=cv2.DFT_ROWS)
     return _ccs_power(c, nfft, power, transpose=ft)
 
