@@ -194,3 +194,23 @@ def test_large_float_sums_against_dali():
     for kind in ("sum", "mean", "mean_square", "rms"):
         _compare(kind, x)
         _compare(kind, x, axes=0)
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((64, 401), (1,)), ((64, 401), (0,)), ((3, 50, 40), (1, 2)), ((50, 40, 70), (0, 1)),
+     ((20, 30, 3), (0, 1)), ((5, 6, 7), (1,)), ((1000, 3), (1,)), ((4, 5), (0, 1))],
+)  # fmt: skip
+def test_float32_sums_over_leading_or_trailing_axes(shape, axes):
+    """The float64 sums behind mean/std/normalize (OpenCV for blocks of leading or trailing
+    axes, NumPy otherwise) equal the sums of the float64 values, with kept dimensions."""
+    from headrace.backends.cpu.reductions import reduce_axes
+
+    x = (np.random.default_rng(3).standard_normal(shape) * 30 - 40).astype(np.float32)
+    got = reduce_axes(np.add, x, axes, np.float64)
+    want = np.add.reduce(x.astype(np.float64), axis=axes, keepdims=True)
+    assert got.shape == want.shape and got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
+    mean = ndd.reductions.mean(ndd.tensor(x), axes=list(axes)).evaluate()
+    np.testing.assert_allclose(np.asarray(mean), want.squeeze(axes) / (x.size // want.size),
+                               rtol=1e-6)  # fmt: skip
