@@ -68,3 +68,12 @@ def describe(site: CallSite) -> str:
 def format_inner(exc: BaseException) -> str:
     """The library-internal traceback of ``exc`` as text (for a note on the cause)."""
     return "".join(traceback.format_tb(exc.__traceback__))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that points at the user's line (call it in the
+    function that warns): headrace's own frames are skipped, however many there are."""
+    level, f = 1, sys._getframe(1)
+    while f.f_back is not None and _is_internal(f.f_code):
+        f, level = f.f_back, level + 1
+    return level

@@ -37,6 +37,7 @@ from headrace._core.tensor import Tensor, _device_of
 from headrace._dispatch import per_frame
 from headrace._dispatch.args import ArgDict, PerSample
 from headrace._dispatch.chain import Stage, can_stage, run_chain
+from headrace._dispatch.deprecated_args import warn_deprecated
 from headrace._dispatch.hooks import NOT_CAPTURED
 from headrace._dispatch.hooks import _local as _hook_local
 from headrace._dispatch.kernel_context import KernelContext
@@ -131,11 +132,14 @@ def _bind_args(
     vals = ArgDict(schema.defaults)
     lazy_args: list[tuple[str, Any]] = []
     arg_map = schema.arg_map
+    deprecated = schema.deprecated
     for k, v in kwargs.items():
         if isinstance(v, Proxy):  # e.g. capture.invariant(None): the wrapped value counts
             v = v.__headrace_unwrap__()
         if v is None:
             continue
+        if deprecated and k in deprecated:
+            warn_deprecated(name, k)
         a = arg_map.get(k)
         if a is None:
             raise InvalidTypeError(f"{name}() got an unexpected keyword argument {k!r}.")

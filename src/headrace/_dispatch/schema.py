@@ -41,6 +41,7 @@ from headrace._core.device import Device
 from headrace._core.errors import UnsupportedDeviceError
 from headrace._dispatch.args import REQUIRED, Arg
 from headrace._dispatch.call import dispatch
+from headrace._dispatch.deprecated_args import DEPRECATED_ARGS
 from headrace._dispatch.kernel_context import KernelContext
 from headrace._dispatch.planned import Planned, planned_kernel
 
@@ -94,6 +95,7 @@ class OpSchema:
         if not self.kernel:
             self.kernel = self.name.rsplit(".", 1)[-1]
         self.arg_map = {a.name: a for a in self.args}
+        self.deprecated = DEPRECATED_ARGS.get(self.name)  # warned about when given
         self.defaults = {a.name: a.default for a in self.args if a.default is not REQUIRED}
         self.required = tuple(a.name for a in self.args if a.default is REQUIRED)
 

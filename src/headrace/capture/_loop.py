@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from headrace._core.batch import Batch
+from headrace._core.callsite import user_stacklevel
 from headrace._dispatch import hooks
 from headrace._exec.context import EvalContext
 from headrace._rng import RNG, set_draw_observer
@@ -31,7 +32,7 @@ from headrace.capture._invariant import unwrap
 from headrace.capture._pipeline import Pipeline
 from headrace.capture._replay import replay_call, replay_feeder
 from headrace.capture._rngs import ScheduledRNG
-from headrace.capture._sites import site_key, user_stacklevel
+from headrace.capture._sites import site_key
 from headrace.capture._tracing import trace_call, trace_feeder
 
 DEFAULT_DEPTH = 2

@@ -59,12 +59,3 @@ def _chain(f: types.FrameType | None, body: types.CodeType | None) -> tuple[Any,
             break
         f = f.f_back
     return tuple(chain)
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` for ``warnings.warn`` that points at the user's line (call it in the
-    function that warns)."""
-    level, f = 1, sys._getframe(1)
-    while f.f_back is not None and _is_internal(f.f_code):
-        f, level = f.f_back, level + 1
-    return level

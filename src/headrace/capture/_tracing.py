@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from headrace._core.batch import Batch
-from headrace._core.callsite import _is_internal
+from headrace._core.callsite import _is_internal, user_stacklevel
 from headrace._core.device import Device
 from headrace._core.dtype import DType
 from headrace._core.tensor import Tensor
@@ -28,7 +28,6 @@ from headrace.capture import _stats as st
 from headrace.capture._graph import CaptureError, Node, Ref, as_outputs, placement
 from headrace.capture._invariant import is_invariant, unwrap
 from headrace.capture._provable import unprovable_args
-from headrace.capture._sites import user_stacklevel
 
 if TYPE_CHECKING:
     from headrace.capture._loop import CaptureLoop

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from headrace._core.errors import UnsupportedDeviceError
+from headrace._dispatch.deprecated_args import warn_given
 
 _WHY = (
     "optical_flow: not supported on any device. The reference computes it with NVIDIA's "
@@ -66,6 +67,7 @@ def optical_flow(
     ...     print(type(e).__name__, "optical-flow hardware" in str(e))
     UnsupportedDeviceError True
     """
+    warn_given("optical_flow", {"output_format": output_format})
     raise UnsupportedDeviceError(_WHY)
 
 

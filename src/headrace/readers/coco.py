@@ -19,6 +19,7 @@ import numpy as np
 
 from headrace._core.dtype import float32, int32, uint8
 from headrace._core.errors import InvalidArgumentError
+from headrace._dispatch.deprecated_args import warn_given
 from headrace.readers._base import Reader, _bool_arg, as_path
 from headrace.readers._coco_masks import polygon_mask, rle_decode
 from headrace.readers.file import FileReadError, MissingFileError
@@ -283,20 +284,20 @@ class COCO(Reader):
         *,
         annotations_file: str | os.PathLike[str] | None = None,
         avoid_class_remapping: bool = False,
-        dump_meta_files: bool = False,
+        dump_meta_files: bool | None = None,
         dump_meta_files_path: str | os.PathLike[str] | None = None,
         file_root: str | os.PathLike[str] | None = None,
         image_ids: bool = False,
         images: Sequence[str] | None = None,
         include_iscrowd: bool = True,
         ltrb: bool = False,
-        masks: bool = False,
+        masks: bool | None = None,
         meta_files_path: str | os.PathLike[str] | None = None,
         pixelwise_masks: bool = False,
         polygon_masks: bool = False,
         preprocessed_annotations: str | os.PathLike[str] | None = None,
         ratio: bool = False,
-        save_img_ids: bool = False,
+        save_img_ids: bool | None = None,
         save_preprocessed_annotations: bool = False,
         save_preprocessed_annotations_dir: str | os.PathLike[str] | None = None,
         shuffle_after_epoch: bool = False,
@@ -306,11 +307,16 @@ class COCO(Reader):
         **kwargs: Any,
     ) -> None:
         super().__init__(max_batch_size, name, device, num_inputs, **kwargs)
+        warn_given("readers.COCO", {
+            "dump_meta_files": dump_meta_files, "dump_meta_files_path": dump_meta_files_path,
+            "masks": masks, "meta_files_path": meta_files_path, "save_img_ids": save_img_ids,
+        })  # fmt: skip
         b = {k: _bool_arg("COCO", k, v) for k, v in (
-            ("avoid_class_remapping", avoid_class_remapping), ("dump_meta_files", dump_meta_files),
-            ("image_ids", image_ids), ("include_iscrowd", include_iscrowd), ("ltrb", ltrb),
-            ("masks", masks), ("pixelwise_masks", pixelwise_masks),
-            ("polygon_masks", polygon_masks), ("ratio", ratio), ("save_img_ids", save_img_ids),
+            ("avoid_class_remapping", avoid_class_remapping),
+            ("dump_meta_files", dump_meta_files or False), ("image_ids", image_ids),
+            ("include_iscrowd", include_iscrowd), ("ltrb", ltrb), ("masks", masks or False),
+            ("pixelwise_masks", pixelwise_masks), ("polygon_masks", polygon_masks),
+            ("ratio", ratio), ("save_img_ids", save_img_ids or False),
             ("save_preprocessed_annotations", save_preprocessed_annotations),
             ("shuffle_after_epoch", shuffle_after_epoch), ("skip_empty", skip_empty))}  # fmt: skip
         self._ltrb, self._ratio, self._raw_ids = b["ltrb"], b["ratio"], b["avoid_class_remapping"]

@@ -25,6 +25,7 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace._core.errors import DecodeError, InvalidArgumentError
+from headrace._dispatch.deprecated_args import warn_given
 from headrace.backends.cpu.decoders import decode_audio
 from headrace.backends.shared.common import resampling_lobes
 from headrace.readers._base import Reader
@@ -214,6 +215,7 @@ class NemoAsr(Reader):
         shuffle_after_epoch_seed: int | None = None,
         **kwargs: Any,
     ) -> None:
+        warn_given("readers.NemoAsr", {"normalize_text": normalize_text})
         dev = output_device(_OP, device)
         if dev.device_type != "cpu":
             raise InvalidArgumentError(f"Invalid device {device!r} for {_OP}: only 'cpu'.")
