@@ -96,6 +96,10 @@ def arithmetic(name: str, *operands: Any) -> Any:
             kinds.add(o.device.device_type)
         ops.append(o)
     if len(kinds) > 1:
-        raise InvalidArgumentError("Cannot mix GPU and CPU inputs.")
+        where = ", ".join(f"operand {i}: {o.device}" for i, o in enumerate(ops))
+        raise InvalidArgumentError(
+            f"Cannot mix GPU and CPU inputs. Operator `{name}`: an operand is not on the "
+            f"requested device ({where}); move them with .gpu() or .cpu()."
+        )
     device = "gpu" if "gpu" in kinds else None
     return ARITH.call(ops, device=device, expression=name)

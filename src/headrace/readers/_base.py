@@ -517,7 +517,8 @@ class Reader:
         dev = device if isinstance(device, Device) else Device(str(device))
         if dev.device_type != "cpu":
             raise InvalidArgumentError(
-                f"Invalid device {device!r} for readers.{cls}: only 'cpu' is supported."
+                f"Invalid device {device!r} for readers.{cls}: only 'cpu' is supported (the "
+                f"reader is not registered for {dev.device_type}; move its outputs with .gpu())."
             )
         if args["num_inputs"] not in (None, 0):
             raise InvalidArgumentError(f"readers.{cls} takes no inputs (num_inputs={num_inputs}).")

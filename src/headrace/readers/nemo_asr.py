@@ -218,7 +218,10 @@ class NemoAsr(Reader):
         warn_given("readers.NemoAsr", {"normalize_text": normalize_text})
         dev = output_device(_OP, device)
         if dev.device_type != "cpu":
-            raise InvalidArgumentError(f"Invalid device {device!r} for {_OP}: only 'cpu'.")
+            raise InvalidArgumentError(
+                f"Invalid device {device!r} for {_OP}: only 'cpu' is supported (the reader is "
+                f"not registered for {dev.device_type})."
+            )
         shuffle_seed(kwargs, shuffle_after_epoch, shuffle_after_epoch_seed)
         super().__init__(max_batch_size, name, "cpu", num_inputs, **kwargs)
         if shuffle_after_epoch and (self._random_shuffle or self._stick_to_shard):
