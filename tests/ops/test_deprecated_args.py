@@ -72,6 +72,7 @@ def test_ignored_and_discouraged_arguments_warn():
     import cv2
 
     ok, jpeg = cv2.imencode(".jpg", np.zeros((8, 8, 3), np.uint8))
+    assert ok
     data = ndd.tensor(np.frombuffer(jpeg.tobytes(), np.uint8))
     caught = _caught(lambda: ndd.decoders.image(data, split_stages=True).evaluate())
     assert [str(w.message) for w in caught] == [
