@@ -305,6 +305,16 @@ def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: f
     if dtype not in CV_DEPTHS or x.size < 4096:
         return None
     m1, v1 = stats
+    if dtype == _F32 and m1.size == v1.size == 1:
+        # one statistic to float32: three vectorised passes with the table's float32 steps
+        # beat OpenCV's float LUT (~140 vs ~190 us on a 500x375x3 image, one thread)
+        inv = _reciprocal_std(v1 + epsilon, scale).astype(_F32)
+        v = x.astype(_F32)
+        v -= m1[0]
+        v *= inv[0]
+        if shift:
+            v += _F32(shift)
+        return v
     key = (m1.tobytes(), v1.tobytes(), float(scale), float(shift), float(epsilon), dtype.str)
     table = _NORM_TABLES.get(key)
     if table is None:
