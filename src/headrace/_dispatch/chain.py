@@ -31,7 +31,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,9 +41,8 @@ from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.device import Device
 from headrace._core.invocation import Invocation
-from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.kernel_context import KernelContext, big_enough
 from headrace._dispatch.planned import (
-    PARALLEL_MIN_ELEMENTS,
     Planned,
     default_layout,
     dense_slab,
@@ -265,7 +263,7 @@ def _run_sample_major(
         return outs
 
     ctx = planned[-1].kc.ctx
-    parallel = n > 1 and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
+    parallel = big_enough(samples)
     per_sample = ctx.parallel_map(one, range(n)) if parallel else [one(i) for i in range(n)]
     out: list[Batch | None] = []
     x = base

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -10,6 +11,14 @@ import numpy as np
 
 from headrace._core.device import Device
 from headrace._exec.context import EvalContext
+
+#: Batches with fewer elements than this run sample by sample on the calling thread.
+PARALLEL_MIN_ELEMENTS = 1 << 16
+
+
+def big_enough(samples: Sequence[Any]) -> bool:
+    """Whether ``samples`` are worth spreading over the worker threads (CPU batches)."""
+    return len(samples) > 1 and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
 
 
 class KernelContext:
@@ -48,6 +57,12 @@ class KernelContext:
         """Where sample ``i`` came from (a path), when known."""
         s = self.sources
         return s[i] if s is not None and i < len(s) else None
+
+    def map_samples(self, fn: Callable[[Any], Any], samples: Sequence[Any]) -> list[Any]:
+        """``[fn(s) for s in samples]``, on the worker threads for a big enough CPU batch
+        (each thread one contiguous run of samples)."""
+        parallel = self.device.device_type == "cpu" and big_enough(samples)
+        return self.map(lambda i: fn(samples[i]), parallel, chunked=True)
 
     def map(
         self, fn: Callable[[int], Any], parallel: bool = True, chunked: bool = False

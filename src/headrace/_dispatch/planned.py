@@ -17,8 +17,8 @@ A planned operator (``OpSchema(..., planned=Planned(plan, ...))``) splits into
 * computes the plans of heavy kernels on the worker threads (a sample's Python plan math then
   overlaps another sample's native kernel), and those of ``light`` kernels up front;
 * runs the pixel kernels on the thread pool once the batch holds at least
-  :data:`PARALLEL_MIN_ELEMENTS` elements (CPU only), giving each thread a contiguous run of
-  samples for ``light`` kernels;
+  :data:`~headrace._dispatch.kernel_context.PARALLEL_MIN_ELEMENTS` elements (CPU only), giving
+  each thread a contiguous run of samples for ``light`` kernels;
 * writes equal-shaped outputs of ``dense`` kernels (those taking ``out=``) into one batch array;
 * passes samples whose per-sample ``mask`` is 0 through unchanged (their plans, hence their
   checks and draws, still happen).
@@ -31,7 +31,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,12 +42,10 @@ from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.args import PerSample, has_per_sample, sample_args
-from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.kernel_context import KernelContext, big_enough
 
 Vals = dict[str, Any]
 
-#: Batches with fewer elements than this run sample by sample on the calling thread.
-PARALLEL_MIN_ELEMENTS = 1 << 16
 #: How many plans of recent calls are remembered.
 PLAN_CACHE_SIZE = 512
 _PLAN_CACHE: dict[Any, Any] = {}
@@ -332,11 +329,7 @@ def run_plans(
     """Apply ``fn(sample, lay, **plan.kwargs)`` to every sample; wrap the results."""
     samples = x._samples
     assert samples is not None
-    parallel = (
-        kc.device.device_type == "cpu"
-        and len(samples) > 1
-        and sum(math.prod(s.shape) for s in samples) >= PARALLEL_MIN_ELEMENTS
-    )
+    parallel = kc.device.device_type == "cpu" and big_enough(samples)
     slab = dense_slab(kc, plans) if spec.dense else None
     masked = type(mask) is PerSample or not mask
 

@@ -290,8 +290,9 @@ def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: f
                    epsilon: float, dtype: np.dtype) -> np.ndarray | None:  # fmt: skip
     """``normalize`` of uint8 ``x`` with given statistics as a table of the 256 levels (per
     channel) and one OpenCV LUT pass: the table holds exactly what the float32 steps of
-    :func:`normalize` give each level (one statistic to float32: those steps on the pixels). ``None`` when the statistics vary along other axes
-    than the last one (or the output type is not one OpenCV's LUT writes)."""
+    :func:`normalize` give each level (one statistic to float32: those steps on the pixels).
+    ``None`` when the statistics vary along other axes than the last one (or the output type is
+    not one OpenCV's LUT writes)."""
     m = np.asarray(mean, _F32)
     var = np.square(np.asarray(stddev, np.float64))
     c = x.shape[-1] if x.ndim else 1

@@ -149,7 +149,7 @@ def copy(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Ba
     """``copy``: the samples (copied when ``_force``), keeping their sources."""
     x = ins[0]
     s = x._samples
-    outs = [xp.copy(a) for a in s] if v["_force"] else list(s)
+    outs = kc.map_samples(xp.copy, s) if v["_force"] else list(s)
     b = Batch._wrap(outs, x._dtype, x._layout, kc.device)
     b._sources = x._sources
     return (b,)
@@ -158,7 +158,7 @@ def copy(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Ba
 def cast(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
     """``cast``: every sample converted to ``dtype``."""
     x, dt = ins[0], v["dtype"]
-    return out_batch(kc, [xp.cast(a, dt) for a in x._samples], dt, x._layout)
+    return out_batch(kc, kc.map_samples(lambda a: xp.cast(a, dt), x._samples), dt, x._layout)
 
 
 def reshape(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
@@ -187,7 +187,8 @@ def transpose(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tup
     lay = v["output_layout"]
     if lay is None and v["transpose_layout"] and x._layout:
         lay = "".join(x._layout[p] for p in perm)
-    return out_batch(kc, [xp.transpose(a, perm) for a in x._samples], x._dtype, lay)
+    outs = kc.map_samples(lambda a: xp.transpose(a, perm), x._samples)
+    return out_batch(kc, outs, x._dtype, lay)
 
 
 def expand_dims(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
