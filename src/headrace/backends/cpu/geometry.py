@@ -179,7 +179,8 @@ def erase(
     for lo, hi in boxes:
         region = tuple(_slice(a, b) for a, b in zip(lo, hi))
         if all(b > a for a, b in zip(lo, hi)):
-            out[region] = _fill_block(out[region].shape, out.dtype, fill, channel_axis)
+            view = out[region]
+            _fill_block(view.shape, out.dtype, fill, channel_axis, out=view)
     return out
 
 
