@@ -586,3 +586,33 @@ def test_multi_paste_errors_name_the_region() -> None:
         ).evaluate()
     with pytest.raises(InvalidArgumentError, match="in_ids \\[5\\] out of range"):
         ndd.multi_paste(x, in_ids=[5], output_size=[4, 4]).evaluate()
+
+
+@pytest.mark.parametrize("offset", [False, True])
+def test_box_encoder_whole_batch_equals_sample_by_sample(offset: bool, monkeypatch) -> None:
+    """The batch path (padded [S, N, M] IoU) gives exactly the per-sample path's outputs:
+    samples with 0, 1 and many boxes, repeated boxes (ties) and boxes claiming one anchor."""
+    from headrace.backends.cpu import detection as det
+
+    rng = np.random.default_rng(5)
+    boxes = []
+    for n in (0, 1, 7, 3, 12, 0, 5):
+        lt = rng.uniform(0, 0.7, (n, 2))
+        b = np.concatenate([lt, lt + rng.uniform(0.05, 0.3, (n, 2))], 1).astype(np.float32)
+        if n >= 3:
+            b[2] = b[1]  # a tie: the first of the equal boxes wins
+        boxes.append(b)
+    labels = [rng.integers(1, 50, len(b)).astype(np.int32) for b in boxes]
+    kw = dict(anchors=ANCHORS, criteria=0.3, offset=offset, scale=2.0,
+              means=[0.1, 0, 0, 0.2], stds=[0.1, 0.1, 0.2, 0.2])  # fmt: skip
+
+    def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
+        eb, el = ndd.box_encoder(ndd.batch(boxes), ndd.batch(labels), **kw)
+        return _host(eb), _host(el)
+
+    whole = run()
+    monkeypatch.setattr(det, "_BATCH_PAIRS", 0)  # force the per-sample path
+    each = run()
+    for a, b in zip(whole[0] + whole[1], each[0] + each[1]):
+        np.testing.assert_array_equal(a, b)
+    assert whole[1][0].sum() == 0 and (whole[1][2] > 0).sum() >= 5  # (7 boxes, one a repeat)

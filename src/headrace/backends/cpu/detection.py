@@ -337,6 +337,9 @@ class AnchorSet:
 _PARALLEL_PAIRS = 1 << 14
 #: Up to this many box-anchor pairs, :meth:`AnchorSet.match` builds the whole IoU matrix.
 _DENSE_IOU = 1 << 17
+#: Up to this many box-anchor pairs in a whole batch (each sample padded to the most boxes),
+#: ``box_encoder`` matches and encodes the batch at once.
+_BATCH_PAIRS = 1 << 20
 _ANCHOR_SETS: dict[tuple[bytes, float], AnchorSet] = {}
 
 
@@ -393,8 +396,68 @@ def encode_boxes(
     return enc, out_labels
 
 
+def match_batch(aset: AnchorSet, boxes: list[np.ndarray], criteria: float) -> np.ndarray:
+    """:meth:`AnchorSet.match` of every sample at once: ``[S, M]`` box indices (``-1``: none).
+
+    The samples' boxes are stacked into ``[S, N, 4]`` (``N`` the most boxes of a sample); the IoU
+    takes the same float32 steps as :meth:`AnchorSet._match_dense`, and the rows of padding get
+    an IoU of -1, so they never win an anchor nor claim one: the same matches, sample by sample.
+    """
+    s, m = len(boxes), aset.ltrb.shape[0]
+    counts = np.array([len(b) for b in boxes], np.int64)
+    n = int(counts.max()) if s else 0
+    if n == 0:
+        return np.full((s, m), -1, np.int64)
+    stacked = np.zeros((s, n, 4), F32)
+    for i, b in enumerate(boxes):
+        stacked[i, : len(b)] = b
+    x0, y0, x1, y1 = aset.cols
+    l, t, r, bt = (stacked[:, :, k : k + 1] for k in range(4))
+    w = np.maximum(np.minimum(x1, r) - np.maximum(x0, l), F32(0))
+    h = np.maximum(np.minimum(y1, bt) - np.maximum(y0, t), F32(0))
+    inter = w * h
+    union = (aset.area + (r - l) * (bt - t)) - inter
+    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    real = np.arange(n) < counts[:, None]  # [S, N]
+    iou[~real] = -1
+    best, arg = iou.max(axis=1), iou.argmax(axis=1)  # the first box of the best IoU
+    match = np.where(best > criteria, arg, -1)
+    si, ki = np.nonzero(real)  # each box claims its best anchor, boxes in order
+    match[si, iou.argmax(axis=2)[si, ki]] = ki
+    return match
+
+
+def encode_batch(aset: AnchorSet, boxes: list[np.ndarray], labels: list[np.ndarray],
+                 match: np.ndarray, offset: bool, scale: float, means: np.ndarray,
+                 stds: np.ndarray, enc: np.ndarray, labels_out: np.ndarray) -> None:  # fmt: skip
+    """:func:`encode_boxes` of every sample at once from :func:`match_batch`'s ``match``,
+    written into ``enc [S, M, 4]`` and ``labels_out [S, M]`` (the same float32 steps)."""
+    si, ai = np.nonzero(match >= 0)
+    starts = np.cumsum([0] + [len(b) for b in boxes[:-1]])
+    which = starts[si] + match[si, ai]  # rows of the concatenated boxes
+    all_boxes = np.concatenate(boxes) if boxes else np.zeros((0, 4), F32)
+    labels_out[...] = 0
+    if len(which):
+        labels_out[si, ai] = np.concatenate(labels)[which]
+    src = all_boxes[which].astype(F32) * F32(scale)
+    c = (src[:, :2] + src[:, 2:]) * F32(0.5)
+    wh = src[:, 2:] - src[:, :2]
+    if not offset:
+        enc[...] = aset.plain
+        enc[si, ai, :2] = c
+        enc[si, ai, 2:] = wh
+        return
+    ac, awh = aset.centre[ai], aset.size[ai]
+    enc[...] = 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        enc[si, ai, :2] = ((c - ac) / awh - means[:2]) / stds[:2]
+        enc[si, ai, 2:] = (np.log(wh / awh) - means[2:]) / stds[2:]
+
+
 def box_encoder(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, Batch]:
-    """``box_encoder`` on numpy boxes: every sample written into one dense output."""
+    """``box_encoder`` on numpy boxes: every sample written into one dense output. Batches
+    with at most :data:`_BATCH_PAIRS` box-anchor pairs (padded) are matched and encoded all at
+    once (:func:`match_batch`, :func:`encode_batch`); larger ones sample by sample."""
     anchors, means, stds = check_encoder_args(v)
     aset = anchor_set(anchors, v["scale"])
     bx, lb = ins
@@ -402,16 +465,29 @@ def box_encoder(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, Ba
     enc = np.empty((kc.n, m, 4), F32)
     labels_out = np.empty((kc.n, m), lb._dtype.numpy)
 
-    def one(i: int) -> None:
+    def checked(i: int) -> tuple[np.ndarray, np.ndarray]:
         b = boxes_of(bx._samples[i])
         lab = np.asarray(lb._samples[i]).reshape(-1)
         if lab.shape[0] != b.shape[0]:
             raise ShapeError(f"got {b.shape[0]} boxes and {lab.shape[0]} labels.")
-        encode_boxes(b, lab, aset, v["criteria"], v["offset"], v["scale"], means, stds,
-                     out=(enc[i], labels_out[i]))  # fmt: skip
+        return b, lab
 
-    boxes = sum(len(np.asarray(s)) for s in bx._samples)
-    kc.map(one, parallel=m * max(1, boxes // max(kc.n, 1)) >= _PARALLEL_PAIRS)
+    pairs = m * max((len(np.asarray(s)) for s in bx._samples), default=0) * kc.n
+    if kc.n > 1 and pairs <= _BATCH_PAIRS:
+        got = kc.map(checked, parallel=False)
+        boxes, labels = [g[0] for g in got], [g[1] for g in got]
+        match = match_batch(aset, boxes, v["criteria"])
+        encode_batch(aset, boxes, labels, match, v["offset"], v["scale"], means, stds, enc,
+                     labels_out)  # fmt: skip
+    else:
+
+        def one(i: int) -> None:
+            b, lab = checked(i)
+            encode_boxes(b, lab, aset, v["criteria"], v["offset"], v["scale"], means, stds,
+                         out=(enc[i], labels_out[i]))  # fmt: skip
+
+        boxes_total = sum(len(np.asarray(s)) for s in bx._samples)
+        kc.map(one, parallel=m * max(1, boxes_total // max(kc.n, 1)) >= _PARALLEL_PAIRS)
     return (
         Batch._wrap(split_dense(enc), _dt.float32, None, kc.device, dense=enc),
         Batch._wrap(split_dense(labels_out), lb._dtype, None, kc.device, dense=labels_out),
