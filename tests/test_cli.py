@@ -250,7 +250,8 @@ def test_info(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.startswith(f"headrace {ndd.__version__}")
     for word in ("libjpeg-turbo (simplejpeg)", "OpenCV", "Pillow", "soundfile", "torch", "CUDA",
-                 "nvImageCodec", f"threads: {ndd.get_num_threads()}"):  # fmt: skip
+                 "nvImageCodec", "PyAV (video", "lmdb", "protobuf", "google-crc32c", "lz4",
+                 f"threads: {ndd.get_num_threads()}"):  # fmt: skip
         assert word in out
 
 

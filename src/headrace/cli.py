@@ -441,6 +441,8 @@ def info_lines() -> list[str]:
         ("protobuf (readers.Caffe, Caffe2, TFRecord)", _version("protobuf") or missing),
         ("google-crc32c (readers.TFRecord)", _version("google-crc32c") or missing),
         ("lz4 (decoders.inflate)", _version("lz4") or missing),
+        ("PyAV (video readers and decoders)", _version("av") or missing),
+        ("PyNvVideoCodec (GPU video decoding)", _version("PyNvVideoCodec") or missing),
     ]  # fmt: skip
     torch_v = _version("torch")
     cuda = "no (torch not installed)"
