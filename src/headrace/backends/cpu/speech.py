@@ -84,27 +84,20 @@ def _ccs_power(c: np.ndarray, nfft: int, power: int, transpose: bool) -> np.ndar
     overwritten."""
     bins = nfft // 2 + 1
     pairs = (nfft - 1) // 2  # bins with both a real and an imaginary part
-    if transpose and c.size:
+    rows_first = not (transpose and c.size)
+    if not rows_first:
         c = cv2.transpose(c)  # (nfft, rows): real and imaginary parts are whole rows
-        np.square(c, out=c)
-        out = np.empty((bins, c.shape[1]), _F32)
-        out[0] = c[0]
-        if pairs:
-            np.add(c[1 : 2 * pairs : 2], c[2 : 2 * pairs + 1 : 2], out=out[1 : pairs + 1])
-        if nfft % 2 == 0 and nfft > 1:
-            out[bins - 1] = c[nfft - 1]
-    else:
-        np.square(c, out=c)
-        out = np.empty((c.shape[0], bins), _F32)
-        out[:, 0] = c[:, 0]
-        if pairs:
-            np.add(c[:, 1 : 2 * pairs : 2], c[:, 2 : 2 * pairs + 1 : 2], out=out[:, 1 : pairs + 1])
-        if nfft % 2 == 0 and nfft > 1:
-            out[:, bins - 1] = c[:, nfft - 1]
-        out = out.T if transpose else out
+    np.square(c, out=c)
+    out = np.empty((c.shape[0], bins) if rows_first else (bins, c.shape[1]), _F32)
+    cb, ob = (c.T, out.T) if rows_first else (c, out)  # bins first, in memory order either way
+    ob[0] = cb[0]
+    if pairs:
+        np.add(cb[1 : 2 * pairs : 2], cb[2 : 2 * pairs + 1 : 2], out=ob[1 : pairs + 1])
+    if nfft % 2 == 0 and nfft > 1:
+        ob[bins - 1] = cb[nfft - 1]
     if power == 1:
         np.sqrt(out, out=out)
-    return np.ascontiguousarray(out)
+    return np.ascontiguousarray(out.T if transpose and rows_first else out)
 
 
 def spectrogram(
