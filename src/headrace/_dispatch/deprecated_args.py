@@ -10,7 +10,7 @@ Three kinds, each with the reference's wording (its operator schemas, DALI 2.4):
   deprecated and its usage is discouraged.".
 
 The warning points at the user's line. Operators look their arguments up by name here
-(:data:`DEPRECATED_ARGS`); readers call :func:`warn_deprecated` from their constructors.
+(:data:`DEPRECATED_ARGS`); readers and `optical_flow` call :func:`warn_given` themselves.
 
 Examples
 --------
