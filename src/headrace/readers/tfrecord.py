@@ -50,6 +50,8 @@ _DEFAULT_FILE_SHUFFLE_SEED = 0x7F4A_7C15  # shuffle_after_epoch without a seed: 
 _MAX_OPEN_FILES = 64
 _HEAD_CRC_CACHE = 1 << 16  # lengths whose header CRC (and field framing) is remembered
 _JOIN_MAX = 1 << 26  # records of a batch parsed in one call when their bytes total at most this
+_JOIN_MEAN = 1 << 14  # ... and average at most this (larger records: joining them costs a copy
+# that outweighs one protobuf call per record, e.g. 18.5 vs 11 us per 100 KiB record)
 _WHAT = "readers.TFRecord"
 _HEAD = struct.Struct("<QI")  # length, masked CRC of the length
 _U32 = struct.Struct("<I")
@@ -295,7 +297,8 @@ class _TFRecordDataset:
     def _parse_together(self, records: list[memoryview]) -> list[Any] | None:
         """The feature maps of several records parsed in one protobuf call (each framed as an
         element of a repeated ``Example`` field); ``None`` if one of them does not parse."""
-        if len(records) < 2 or sum(map(len, records)) > _JOIN_MAX:
+        total = sum(map(len, records))
+        if len(records) < 2 or total > _JOIN_MAX or total > _JOIN_MEAN * len(records):
             return None
         heads = self._field_heads
         parts: list[Any] = []
