@@ -250,3 +250,21 @@ def test_spectrogram_of_a_signal_shorter_than_the_window():
     with pytest.raises(InvalidArgumentError, match=r"sample 1: the signal \(10 samples\) is too"):
         ndd.spectrogram(x, nfft=64, window_length=64, window_step=16,
                         center_windows=False).evaluate()  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint8, np.int32])
+@pytest.mark.parametrize("window", [1, 7, 2048, 6000])
+def test_moving_power_equals_cumsum_of_squares(dtype, window):
+    """The running mean power behind nonsilent_region: bit for bit the float64 prefix sums of
+    the squares (numpy.cumsum), whichever OpenCV call computes them for this input type."""
+    from headrace.backends.cpu.speech import moving_power
+
+    rng = np.random.default_rng(3)
+    x = (rng.normal(0, 0.1, 5000) * (1 if np.dtype(dtype).kind == "f" else 300)).astype(dtype)
+    sq = np.square(x, dtype=np.float64)
+    if x.size <= window:
+        want = np.array([sq.sum() / window])
+    else:
+        c = np.concatenate([[0.0], np.cumsum(sq)])
+        want = (c[window:] - c[:-window]) / window
+    np.testing.assert_array_equal(moving_power(x, window), want)
