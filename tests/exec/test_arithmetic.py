@@ -86,3 +86,22 @@ def test_math_functions():
     assert np.asarray(ndd.math.clamp(x, 2, 5)).tolist() == [2, 4, 5]
     assert np.allclose(np.asarray(ndd.math.atan2(ndd.tensor([1.0]), ndd.tensor([1.0]))), np.pi / 4)
     assert np.asarray(ndd.math.fpow(ndd.tensor([2]), ndd.tensor([3]))).dtype == np.float32
+
+
+def test_big_batches_leave_their_inputs_untouched():
+    """Big batches run on the worker threads and may compute in place, but only into their own
+    converted copies: the operands keep their values."""
+    rng = np.random.default_rng(0)
+    imgs = [rng.integers(0, 256, (120, 160, 3), dtype=np.uint8) for _ in range(8)]
+    ints = [rng.integers(-5, 5, (120, 160, 3), dtype=np.int32) for _ in range(8)]
+    x, y = ndd.batch(imgs), ndd.batch(ints)
+    before = [a.copy() for a in imgs + ints]
+    half = x * 0.5
+    mixed = y + x
+    for got, a, b in zip(half.tensors, imgs, ints):
+        np.testing.assert_array_equal(np.asarray(got), a.astype(np.float32) * np.float32(0.5))
+    for got, a, b in zip(mixed.tensors, imgs, ints):
+        np.testing.assert_array_equal(np.asarray(got), b + a.astype(np.int32))
+    for a, b in zip([np.asarray(t) for t in x.tensors] + [np.asarray(t) for t in y.tensors],
+                    before):  # fmt: skip
+        np.testing.assert_array_equal(a, b)

@@ -53,7 +53,11 @@ def arithmetic_kernel(funcs: Mapping[str, Callable[..., Any]], cast: Cast) -> Ke
 
         def one(i: int) -> Any:
             args = [_as(b._samples[i], b._dtype, ct, cast) for b in ins]
-            if reuse and all(a.shape == args[0].shape or not a.ndim for a in args[1:]):
+            if (
+                reuse
+                and args[0] is not ins[0]._samples[i]  # (a conversion, never the input itself)
+                and all(a.shape == args[0].shape or not a.ndim for a in args[1:])
+            ):
                 r = fn(*args, out=args[0])  # into the first operand's fresh converted copy
             else:
                 r = fn(*args)
