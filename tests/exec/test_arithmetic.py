@@ -97,11 +97,11 @@ def test_big_batches_leave_their_inputs_untouched():
     x, y = ndd.batch(imgs), ndd.batch(ints)
     before = [a.copy() for a in imgs + ints]
     half = x * 0.5
-    mixed = y + x
-    for got, a, b in zip(half.tensors, imgs, ints):
+    mixed = x + y  # (x converted to int32 first: the in-place step writes that conversion)
+    for got, a in zip(half.tensors, imgs):
         np.testing.assert_array_equal(np.asarray(got), a.astype(np.float32) * np.float32(0.5))
     for got, a, b in zip(mixed.tensors, imgs, ints):
-        np.testing.assert_array_equal(np.asarray(got), b + a.astype(np.int32))
+        np.testing.assert_array_equal(np.asarray(got), a.astype(np.int32) + b)
     for a, b in zip([np.asarray(t) for t in x.tensors] + [np.asarray(t) for t in y.tensors],
                     before):  # fmt: skip
         np.testing.assert_array_equal(a, b)
