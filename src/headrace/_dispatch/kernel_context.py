@@ -58,11 +58,14 @@ class KernelContext:
         s = self.sources
         return s[i] if s is not None and i < len(s) else None
 
+    def worth_parallel(self, samples: Sequence[Any]) -> bool:
+        """Whether this call's ``samples`` go to the worker threads (a big enough CPU batch)."""
+        return self.device.device_type == "cpu" and big_enough(samples)
+
     def map_samples(self, fn: Callable[[Any], Any], samples: Sequence[Any]) -> list[Any]:
-        """``[fn(s) for s in samples]``, on the worker threads for a big enough CPU batch
+        """``[fn(s) for s in samples]``, on the worker threads when :meth:`worth_parallel`
         (each thread one contiguous run of samples)."""
-        parallel = self.device.device_type == "cpu" and big_enough(samples)
-        return self.map(lambda i: fn(samples[i]), parallel, chunked=True)
+        return self.map(lambda i: fn(samples[i]), self.worth_parallel(samples), chunked=True)
 
     def map(
         self, fn: Callable[[int], Any], parallel: bool = True, chunked: bool = False

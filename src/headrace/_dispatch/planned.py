@@ -42,7 +42,7 @@ from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.args import PerSample, has_per_sample, sample_args
-from headrace._dispatch.kernel_context import KernelContext, big_enough
+from headrace._dispatch.kernel_context import KernelContext
 
 Vals = dict[str, Any]
 
@@ -329,7 +329,7 @@ def run_plans(
     """Apply ``fn(sample, lay, **plan.kwargs)`` to every sample; wrap the results."""
     samples = x._samples
     assert samples is not None
-    parallel = kc.device.device_type == "cpu" and big_enough(samples)
+    parallel = kc.worth_parallel(samples)
     slab = dense_slab(kc, plans) if spec.dense else None
     masked = type(mask) is PerSample or not mask
 

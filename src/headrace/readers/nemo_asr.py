@@ -29,7 +29,7 @@ from headrace._dispatch.deprecated_args import warn_given
 from headrace.backends.cpu.decoders import decode_audio
 from headrace.backends.shared.common import resampling_lobes
 from headrace.readers._base import Reader
-from headrace.readers._outputs import output_device, shuffle_seed
+from headrace.readers._outputs import shuffle_seed
 from headrace.readers.file import FileReadError, MissingFileError
 
 _OP = "readers.NemoAsr"
@@ -216,14 +216,8 @@ class NemoAsr(Reader):
         **kwargs: Any,
     ) -> None:
         warn_given("readers.NemoAsr", {"normalize_text": normalize_text})
-        dev = output_device(_OP, device)
-        if dev.device_type != "cpu":
-            raise InvalidArgumentError(
-                f"Invalid device {device!r} for {_OP}: only 'cpu' is supported (the reader is "
-                f"not registered for {dev.device_type})."
-            )
         shuffle_seed(kwargs, shuffle_after_epoch, shuffle_after_epoch_seed)
-        super().__init__(max_batch_size, name, "cpu", num_inputs, **kwargs)
+        super().__init__(max_batch_size, name, device, num_inputs, **kwargs)  # (CPU only)
         if shuffle_after_epoch and (self._random_shuffle or self._stick_to_shard):
             raise InvalidArgumentError(
                 f"{_OP}: shuffle_after_epoch cannot be combined with random_shuffle or "

@@ -9,7 +9,8 @@ Examples
 >>> import numpy as np
 >>> import headrace as ndd
 >>> kc = type("KC", (), {"n": 1, "device": ndd.device("cpu"),
-...                       "map": lambda self, f, *a, **k: [f(i) for i in range(self.n)]})()
+...                       "map": lambda self, f, *a, **k: [f(i) for i in range(self.n)],
+...                       "worth_parallel": lambda self, samples: False})()
 >>> kern = arithmetic_kernel({"add": np.add}, lambda a, t: np.asarray(a).astype(t.numpy))
 >>> x = ndd.batch([np.array([1, 2], np.uint8)])
 >>> (out,) = kern(kc, [x, x], {"expression": "add"})
@@ -26,7 +27,7 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
-from headrace._dispatch.kernel_context import KernelContext, big_enough
+from headrace._dispatch.kernel_context import KernelContext
 
 Cast = Callable[[Any, _dt.DType], Any]
 Kernel = Callable[[KernelContext, list[Batch], dict[str, Any]], tuple[Batch]]
@@ -49,7 +50,7 @@ def arithmetic_kernel(funcs: Mapping[str, Callable[..., Any]], cast: Cast) -> Ke
         name = v["expression"]
         fn = funcs[name]
         ct, ot = _dt.arithmetic_types(name, [b._dtype for b in ins])
-        reuse = ot is ct and isinstance(fn, np.ufunc) and bool(ins) and ins[0]._dtype is not ct
+        reuse = ot is ct and isinstance(fn, np.ufunc) and ins[0]._dtype is not ct
 
         def one(i: int) -> Any:
             args = [_as(b._samples[i], b._dtype, ct, cast) for b in ins]
@@ -65,8 +66,7 @@ def arithmetic_kernel(funcs: Mapping[str, Callable[..., Any]], cast: Cast) -> Ke
                 r = cast(r, ot)
             return r
 
-        first = ins[0]._samples if ins else []
-        outs = kc.map(one, kc.device.device_type == "cpu" and big_enough(first), chunked=True)
+        outs = kc.map(one, kc.worth_parallel(ins[0]._samples), chunked=True)
         nd = outs[0].ndim if outs else 0
         lay = next((b._layout for b in ins if b._layout and len(b._layout) == nd), None)
         return (Batch._wrap(outs, ot, lay, kc.device),)
