@@ -136,3 +136,21 @@ def test_nearest_neighbour_remap_equals_the_generic_gather(channels, dtype, out,
     want = R._generic(x, "HWC", out, lo, hi, (nn, nn))
     got = R.resize(x, "HWC", out_size=out, roi_lo=lo, roi_hi=hi, filters=(nn, nn))
     assert got.dtype == x.dtype and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize(("shape", "out", "lo", "hi", "kind", "base"), CASES)
+def test_uint8_output_is_the_saturated_float_output(shape, out, lo, hi, kind, base):
+    """Convex bands round without clamping: the same bytes as saturating the float result."""
+    x = _image(*shape, 3, seed=sum(shape) + 1)
+    x[::7] = 255  # saturated rows and columns: outputs at the top of the range
+    x[:, ::5] = 0
+    f = tuple(_aa(kind, base, hi[d] - lo[d], out[d]) for d in range(2))
+    as_float = B.band_resize(x, out, lo, hi, f, np.dtype(np.float32))
+    assert np.array_equal(B.band_resize(x, out, lo, hi, f, U8), saturate(as_float, U8))
+
+
+def test_convex_bands():
+    assert B.axis_band(300, 120, 0.0, 300.0, "triangular", 2.5).convex  # antialiased
+    assert B.axis_band(100, 250, 0.0, 100.0, "triangular", 1.0).convex  # upscaled
+    assert B.axis_band(300, 120, 0.0, 300.0, "gaussian", 2.5).convex
+    assert not B.axis_band(300, 120, 0.0, 300.0, "cubic", 10.0).convex  # negative lobes
