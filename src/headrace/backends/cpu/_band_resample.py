@@ -103,19 +103,22 @@ def axis_band(in_len: int, out_len: int, lo: float, hi: float, kind: str, suppor
     k = coeffs.shape[1]
     nb = -(-out_len // BLOCK)
     n = nb * BLOCK
-    cols = np.clip(idx[:, None].astype(np.intp) + np.arange(k), 0, in_len - 1)
+    cols = idx.astype(np.intp)[:, None] + np.arange(k)
+    np.clip(cols, 0, in_len - 1, out=cols)
     if n > out_len:  # pad the last block with rows of zero weight reading the last window
         cols = np.concatenate([cols, np.repeat(cols[-1:], n - out_len, axis=0)])
         coeffs = np.concatenate([coeffs, np.zeros((n - out_len, k), np.float32)])
-    first = cols.min(axis=1).reshape(nb, BLOCK).min(axis=1)
-    last = cols.max(axis=1).reshape(nb, BLOCK).max(axis=1)
+    # a row's taps increase (clamped, they stay sorted): its first and last are its window
+    first = cols[:, 0].reshape(nb, BLOCK).min(axis=1)
+    last = cols[:, -1].reshape(nb, BLOCK).max(axis=1)
     width = min(int((last - first).max()) + 1, in_len)
     start = np.clip(first, 0, in_len - width)
-    rel = cols - np.repeat(start, BLOCK)[:, None]  # each tap's place in its block's window
-    # clamped taps may share a source row: sum them (the reference clamps, i.e. repeats edges)
-    hits = rel[:, :, None] == np.arange(width)
-    weights = np.einsum("nk,nkl->nl", coeffs, hits.astype(np.float32))
-    weights = np.ascontiguousarray(weights.reshape(nb, BLOCK, width), np.float32)
+    # each tap's place in its block's window, as a flat index of the (n, width) matrix; clamped
+    # taps may share a source row: their weights add up (the reference repeats edge pixels)
+    pos = cols - np.repeat(start, BLOCK)[:, None]
+    pos += np.arange(0, n * width, width)[:, None]
+    weights = np.bincount(pos.ravel(), coeffs.ravel(), n * width).astype(np.float32)
+    weights = weights.reshape(nb, BLOCK, width)
     rows = start[:, None] + np.arange(width)
     weights.flags.writeable = False
     rows.flags.writeable = False

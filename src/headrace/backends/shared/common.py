@@ -125,6 +125,23 @@ def _table(kind: str) -> np.ndarray:
     return np.where(np.abs(x) >= 3, _f32(0), val).astype(_f32)
 
 
+@cache
+def _padded_table(kind: str) -> np.ndarray:
+    """:func:`_table` with a zero entry on each side (read-only, shared)."""
+    t = _table(kind)
+    padded = np.concatenate([np.zeros(1, _f32), t, np.zeros(1, _f32)])
+    padded.flags.writeable = False
+    return padded
+
+
+@cache
+def _taps(support: int) -> np.ndarray:
+    """``0, 1, ..., support - 1`` in float32 (read-only, shared)."""
+    taps = np.arange(support, dtype=_f32)
+    taps.flags.writeable = False
+    return taps
+
+
 def filter_table(kind: str) -> np.ndarray:
     """The tabulated window of a filter ``kind`` (float32; entries are linearly interpolated),
     shared by :func:`axis_weights` and kernels that build the same coefficients on a device.
@@ -172,21 +189,28 @@ def axis_weights(
     support = max(1, math.ceil(_f32(n_coeffs - 1) / tscale))
     scale = (_f32(hi) - _f32(lo)) / _f32(out_len)
     origin = _f32(lo) + _f32(0.5) * scale - _f32(0.5) - anchor
-    sx0f = np.arange(out_len, dtype=_f32) * scale + origin
+    # (in place where it saves a temporary: one image axis is ~20 small numpy calls, per sample
+    # when every sample has its own window, as random crops do)
+    sx0f = np.arange(out_len, dtype=_f32)
+    sx0f *= scale
+    sx0f += origin
     sx0 = np.ceil(sx0f)
-    f0 = (sx0 - sx0f).astype(_f32)
-    t = (f0[:, None] + np.arange(support, dtype=_f32)[None, :]) * tscale
+    t = (sx0 - sx0f)[:, None] + _taps(support)  # window positions, >= 0
+    t *= tscale
     t0 = np.floor(t)
-    frac = (t - t0).astype(_f32)
-    i0 = t0.astype(np.int64)
-    padded = np.concatenate([[_f32(0)], table, [_f32(0)]])
-    c0 = padded[np.clip(i0 + 1, 0, n_coeffs + 1)]
-    c1 = padded[np.clip(i0 + 2, 0, n_coeffs + 1)]
-    coeffs = (c0 + frac * (c1 - c0)).astype(_f32)
-    coeffs[(t <= -1) | (t >= n_coeffs)] = 0
+    frac = t - t0
+    i = t0.astype(np.intp)
+    i += 1  # the table's entries sit at 1..n_coeffs of the zero-padded table
+    padded = _padded_table(flt.kind)
+    coeffs = np.take(padded, i, mode="clip")
+    i += 1
+    step = np.take(padded, i, mode="clip")
+    step -= coeffs
+    step *= frac
+    coeffs += step  # c0 + frac * (c1 - c0)
+    coeffs[t >= n_coeffs] = 0
     total = coeffs.sum(axis=1, dtype=_f32)
-    nz = total != 0
-    coeffs[nz] /= total[nz, None]
+    np.divide(coeffs, total[:, None], out=coeffs, where=(total != 0)[:, None])
     del in_len  # indices are clamped by the kernels
     return sx0.astype(np.int32), coeffs
 
