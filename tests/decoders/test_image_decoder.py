@@ -97,6 +97,28 @@ def test_corrupt_sample_error_names_index_and_source(tmp_path, jpegs):
     assert ndd.decoders.skipped_count() == before + 1
 
 
+
+@pytest.mark.parametrize("op", ["image_crop", "image_random_crop"])
+def test_window_decoders_skip_a_corrupt_header(jpegs, op):
+    """The window is made from the header when the sample is decoded: an unreadable header
+    is that sample's decode error, named, or skipped with on_error="skip"."""
+    bad = jpegs[1].copy()
+    bad[2:40] = 0  # no JPEG markers left
+    batch = ndd.batch([jpegs[0], bad, jpegs[2]])
+    decode = getattr(ndd.decoders, op)
+    kw = {"crop": (8, 8)} if op == "image_crop" else {"rng": ndd.random.RNG(seed=3)}
+    with pytest.raises(ndd.DecodeError, match=rf"decoders.{op}: sample 1: "):
+        decode(batch, **kw).evaluate()
+    if op == "image_random_crop":
+        kw["rng"] = ndd.random.RNG(seed=3)
+    with pytest.warns(UserWarning, match="skipped 1"):
+        out = decode(batch, on_error="skip", **kw).evaluate()
+    assert out.batch_size == 2 and out.kept == (0, 2)
+    if op == "image_random_crop":  # the draws of the kept samples are those of a clean batch
+        clean = decode(ndd.batch([jpegs[0], jpegs[1], jpegs[2]]), rng=ndd.random.RNG(seed=3))
+        for k, i in enumerate(out.kept):
+            np.testing.assert_array_equal(np.asarray(out.select(k)), np.asarray(clean.select(i)))
+
 def test_bad_input_type():
     with pytest.raises(ValueError, match="encoded bytes"):
         ndd.decoders.image(ndd.tensor(np.zeros((2, 2), np.uint8))).evaluate()

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,11 @@ from headrace._dispatch.kernel_context import KernelContext, annotate
 from headrace._dispatch.schema import OpSchema
 from headrace.io.file import encode_paths
 from headrace.io.file import read as file_read
-from headrace.ops._geometry_params import crop_window, random_crop_window
+from headrace.ops._geometry_params import (
+    check_crop_ranges,
+    crop_window,
+    crop_window_from_draws,
+)
 
 Vals = dict[str, Any]
 #: A decode window: ``(y, x, height, width)``.
@@ -156,7 +160,7 @@ def _note_skipped(kc: KernelContext, dropped: list[int]) -> None:
     warnings.warn(f"{kc.name}: skipped {len(dropped)} undecodable sample(s): {where}", stacklevel=2)
 
 
-def _decode_args(v: Vals, rois: list[Roi] | None = None) -> Vals:
+def _decode_args(v: Vals, rois: Sequence[Roi] | None = None) -> Vals:
     """The decode kernel's arguments: codec options, per-sample windows and the skip policy."""
     codec: Vals = {
         "adjust_orientation": v["adjust_orientation"],
@@ -193,11 +197,12 @@ def _no_window(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
 
 def _crop_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
     """The window of every sample from ``crop``/``crop_h``/``crop_w`` and the position, checked
-    against the image size read from its header."""
+    against the image size read from its header (when its sample is decoded, see
+    :class:`_Windows`)."""
     samples = ins[0]._samples  # type: ignore[union-attr]
     assert samples is not None
-    rois: list[Roi] = []
-    for i in range(kc.n):
+
+    def window(i: int) -> Roi:
         a = sample_args(v, i)
         h, w = _peek_hw(kc, samples[i], a, i)
         cd = a["crop_d"]
@@ -229,24 +234,47 @@ def _crop_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
         (y, x), (hh, ww) = crop_window(
             kc.name, (h, w), (ch, cw), (a["crop_pos_y"], a["crop_pos_x"]), a["rounding"]
         )
-        rois.append((y, x, hh, ww))
-    return _decode_args(v, rois)
+        return (y, x, hh, ww)
+
+    return _decode_args(v, _Windows(window, kc.n))
 
 
 def _random_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
-    """A random-resized-crop window per sample, drawn from the call's generator in sample
-    order (the same windows on every device)."""
+    """A random-resized-crop window per sample. The call's generator draws every sample's
+    uniforms here, in sample order; each window is made from them when its sample is decoded,
+    on that worker thread (reading the header is then part of the parallel work; the windows
+    are the same on every device)."""
     samples = ins[0]._samples  # type: ignore[union-attr]
     assert samples is not None
-    gen = kc.generator()
-    rois: list[Roi] = []
-    for i in range(kc.n):
+    area, ratio, attempts = v["random_area"], v["random_aspect_ratio"], v["num_attempts"]
+    check_crop_ranges(area, ratio, attempts)
+    draws = kc.generator().random((kc.n, int(attempts), 4))
+
+    def window(i: int) -> Roi:
         h, w = _peek_hw(kc, samples[i], v, i)
-        (y, x), (hh, ww) = random_crop_window(
-            gen, (h, w), v["random_area"], v["random_aspect_ratio"], v["num_attempts"]
-        )
-        rois.append((y, x, hh, ww))
-    return _decode_args(v, rois)
+        (y, x), (hh, ww) = crop_window_from_draws(draws[i], (h, w), area, ratio)
+        return (y, x, hh, ww)
+
+    return _decode_args(v, _Windows(window, kc.n))
+
+
+class _Windows(Sequence[Roi]):
+    """Per-sample windows made on first access (by the thread decoding the sample), then kept."""
+
+    __slots__ = ("_made", "_make")
+
+    def __init__(self, make: Callable[[int], Roi], n: int) -> None:
+        self._make = make
+        self._made: list[Roi | None] = [None] * n
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, i: int) -> Roi:  # type: ignore[override]
+        roi = self._made[i]
+        if roi is None:
+            roi = self._made[i] = self._make(i)
+        return roi
 
 
 def _decoder(name: str, args: tuple[Arg, ...], prepare: Prepare, random: bool = False) -> OpSchema:

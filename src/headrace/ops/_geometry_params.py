@@ -338,19 +338,45 @@ def random_crop_window(
     >>> 0 <= y <= 100 - h and 0 <= x <= 200 - w
     True
     """
-    op = "random_resized_crop"
+    check_crop_ranges(random_area, random_aspect_ratio, num_attempts)
+    draws = rng.random((int(num_attempts), 4))
+    return crop_window_from_draws(draws, in_hw, random_area, random_aspect_ratio)
+
+
+def check_crop_ranges(
+    random_area: Sequence[float], random_aspect_ratio: Sequence[float], num_attempts: int
+) -> None:
+    """Refuse ranges :func:`random_crop_window` cannot sample from."""
     area_lo, area_hi = (float(v) for v in random_area)
     ar_lo, ar_hi = (float(v) for v in random_aspect_ratio)
     if not (0 < area_lo <= area_hi and 0 < ar_lo <= ar_hi and num_attempts >= 1):
         raise InvalidArgumentError(
-            f"{op}: need 0 < random_area[0] <= random_area[1], 0 < aspect ratio range and "
-            f"num_attempts >= 1 (got {random_area}, {random_aspect_ratio}, {num_attempts}). "
-            "Fix the ranges."
+            f"random_resized_crop: need 0 < random_area[0] <= random_area[1], 0 < aspect ratio "
+            f"range and num_attempts >= 1 (got {random_area}, {random_aspect_ratio}, "
+            f"{num_attempts}). Fix the ranges."
         )
+
+
+def crop_window_from_draws(
+    draws: np.ndarray,
+    in_hw: Sequence[int],
+    random_area: Sequence[float],
+    random_aspect_ratio: Sequence[float],
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """:func:`random_crop_window` from its uniforms ``draws`` (``(num_attempts, 4)``), drawn
+    beforehand: a batch draws every sample's in one call, in sample order, and the windows
+    are made later, where each image's size is known.
+
+    Examples
+    --------
+    >>> crop_window_from_draws(np.full((1, 4), 0.5), (100, 100), (0.25, 0.25), (1.0, 1.0))
+    ((25, 25), (50, 50))
+    """
+    area_lo, area_hi = (float(v) for v in random_area)
+    ar_lo, ar_hi = (float(v) for v in random_aspect_ratio)
     h_in, w_in = int(in_hw[0]), int(in_hw[1])
-    u = rng.random((int(num_attempts), 4))
     log_lo, log_hi = math.log(ar_lo), math.log(ar_hi)
-    for a_u, r_u, y_u, x_u in u:
+    for a_u, r_u, y_u, x_u in draws.tolist():
         area = (area_lo + (area_hi - area_lo) * a_u) * h_in * w_in
         ratio = math.exp(log_lo + (log_hi - log_lo) * r_u)
         w = round_half_away(math.sqrt(area * ratio))
