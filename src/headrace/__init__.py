@@ -164,7 +164,7 @@ __all__ += (
 
 #: Sub-packages the reference exposes that are imported on first attribute access
 #: (``ndd.pytorch`` imports torch only then); names whose module headrace lacks stay missing.
-_LAZY_SUBMODULES = frozenset({"experimental", "pytorch", "segmentation", "transforms"})
+_LAZY_SUBMODULES = frozenset({"_ops", "experimental", "pytorch", "segmentation", "transforms"})
 
 
 def __getattr__(name: str) -> _ModuleType:

@@ -151,8 +151,8 @@ def batch_permutation(
     """
     if batch_size is None:
         raise InvalidArgumentError(
-            "batch_permutation: batch_size must be given: the operator has no input to take "
-            "the batch size from."
+            "batch_permutation: batch_size must be given: batch_permutation has no input to "
+            "take the batch size from (e.g. batch_permutation(batch_size=len(images)))."
         )
     return BATCH_PERMUTATION.call((), **forward_args(locals()))
 
