@@ -176,7 +176,11 @@ def _function_of(name: str) -> Callable[..., Any] | None:
 
 
 def _make_class(schema: OpSchema, function: Callable[..., Any]) -> type[Operator]:
-    doc = function.__doc__ or f"The ``{schema.name}`` operator."
+    summary = (function.__doc__ or "").strip().split("\n\n")[0].strip()
+    doc = (
+        f"{summary or f'The {schema.name} operator.'}\n\nThe class-style form of "
+        f"``headrace.{schema.name}`` (its docstring describes the arguments)."
+    )
 
     def __init__(self: Operator, *args: Any, **kwargs: Any) -> None:
         Operator.__init__(self, *args, **kwargs)
