@@ -154,3 +154,15 @@ def test_convex_bands():
     assert B.axis_band(100, 250, 0.0, 100.0, "triangular", 1.0).convex  # upscaled
     assert B.axis_band(300, 120, 0.0, 300.0, "gaussian", 2.5).convex
     assert not B.axis_band(300, 120, 0.0, 300.0, "cubic", 10.0).convex  # negative lobes
+
+
+def test_strided_sources_give_the_contiguous_result():
+    """Crop windows and flipped views (what the crop decoders and flips hand over) are read
+    in place, with the result of their contiguous copies."""
+    x = _image(90, 120, 3, seed=3)
+    f = (_aa("triangular", 2.0, 60, 25), _aa("triangular", 2.0, 70, 31))
+    args = ((25, 31), (0.0, 0.0), (60.0, 70.0), f, U8)
+    for view in (x[10:70, 20:90], x[10:70, 20:90][::-1], x[10:70, 20:90][:, ::-1]):
+        assert not view.flags.c_contiguous
+        got = B.band_resize(view, *args)
+        assert np.array_equal(got, B.band_resize(np.ascontiguousarray(view), *args))
