@@ -14,6 +14,8 @@ def test_parse_and_normalise():
     assert ndd.Device("gpu:0") == ndd.Device("gpu", 0)
     assert hash(ndd.Device("gpu:0")) == hash(ndd.Device("cuda", 0))
     assert ndd.Device.CPU == ndd.Device("cpu")
+    assert ndd.Device("cpu:0") == ndd.Device("cpu", 0) == ndd.Device("cpu")  # as the reference
+    assert ndd.Device("cpu:0").device_id is None
 
 
 @pytest.mark.parametrize(
@@ -21,6 +23,7 @@ def test_parse_and_normalise():
     [
         (("gpu:0", 0), "Invalid device name"),
         (("cpu:99",), "Invalid device id"),
+        (("cpu", 1), "Invalid device id"),
         (("gpu:7",), "Invalid device id"),
         (("gpu:-1",), "Invalid device id"),
         (("tpu",), "Invalid device type"),

@@ -53,12 +53,14 @@ class Device:
     name : str
         Device type, optionally with ``:id``. ``cuda`` is an alias of ``gpu``.
     device_id : int, optional
-        GPU ordinal; defaults to the current CUDA device. Must be omitted for the CPU.
+        GPU ordinal; defaults to the current CUDA device. Omitted (or 0) for the CPU.
 
     Examples
     --------
     >>> Device("cpu").device_type
     'cpu'
+    >>> Device("cpu:0") == Device("cpu")
+    True
     """
 
     __slots__ = ("_hash", "device_id", "device_type")
@@ -85,8 +87,11 @@ class Device:
                 f"Invalid device type {dev_type!r}. Use 'cpu', 'gpu' (alias 'cuda') or 'gpu:N'."
             )
         if dev_type == "cpu":
-            if device_id is not None:
-                raise ValueError(f"Invalid device id {device_id} for the CPU: it takes no id.")
+            if device_id not in (None, 0):  # ("cpu:0" is the CPU, as in the reference)
+                raise ValueError(
+                    f"Invalid device id {device_id} for the CPU: it takes no id (or 0)."
+                )
+            device_id = None
         else:
             if device_id is None:
                 device_id = Device.default_device_id("gpu")
