@@ -166,3 +166,16 @@ def test_strided_sources_give_the_contiguous_result():
         assert not view.flags.c_contiguous
         got = B.band_resize(view, *args)
         assert np.array_equal(got, B.band_resize(np.ascontiguousarray(view), *args))
+
+
+@pytest.mark.parametrize("kind", ["triangular", "gaussian"])
+def test_convex_kinds_have_non_negative_rows_summing_to_one(kind):
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        in_len, out_len = int(rng.integers(2, 600)), int(rng.integers(1, 400))
+        lo = float(rng.uniform(-10, in_len / 2))
+        hi = float(rng.uniform(lo + 1, in_len + 10)) if rng.random() < 0.8 else lo - 5.0
+        band = B.axis_band(in_len, out_len, lo, hi, kind, float(rng.uniform(1, 8)))
+        w = band.weights.reshape(-1, band.weights.shape[-1])[:out_len]
+        sums = w.astype(np.float64).sum(1)
+        assert band.convex and w.min() >= 0 and np.all((np.abs(sums - 1) < 1e-5) | (sums == 0))

@@ -56,8 +56,9 @@ BLOCK = 8
 #: OpenBLAS runs an sgemm single-threaded when ``m * n * k`` is at most this.
 _SGEMM_SINGLE = 1 << 18
 _MAX_CHANNELS = 4
-#: The largest weight sum of a :attr:`Band.convex` band: 255 * 1.001 + 0.5 is still below 256.
-_CONVEX_SUM = 1.001
+#: Filters whose tables are non-negative: their coefficients are too, and each output's sum to
+#: 1 (normalised, within float32 rounding) or 0, so uint8 images stay in range (``Band.convex``).
+_CONVEX_KINDS = frozenset({"triangular", "gaussian"})
 #: The reference's rounding of non-negative float32 values (halves up): ``trunc(v + _HALF)``.
 _HALF = np.float32(half(np.dtype(np.float32)))
 
@@ -78,9 +79,9 @@ class Band(NamedTuple):
     out_len : int
         The axis's output length (the last block may hold unused rows).
     convex : bool
-        Every weight is >= 0 and every output's weights sum to at most ``1 + 1e-3`` (antialiased
-        triangle, Gaussian): the outputs stay inside the input's range (within rounding), so a
-        uint8 result needs no clamping.
+        Every weight is >= 0 and every output's weights sum to 1 (within float32 rounding) or 0:
+        the antialiased triangle and the Gaussian. The outputs stay inside the input's range, so
+        a uint8 result needs no clamping.
     """
 
     weights: np.ndarray
@@ -123,8 +124,7 @@ def axis_band(in_len: int, out_len: int, lo: float, hi: float, kind: str, suppor
     rows = start[:, None] + np.arange(width)
     weights.flags.writeable = False
     rows.flags.writeable = False
-    convex = bool(coeffs.min() >= 0 and coeffs.sum(axis=1).max() <= _CONVEX_SUM)
-    return Band(weights, rows, out_len, convex)
+    return Band(weights, rows, out_len, kind in _CONVEX_KINDS)
 
 
 def _apply(band: Band, src: np.ndarray) -> np.ndarray:
