@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,8 +26,10 @@ from headrace._core.errors import InvalidArgumentError, ShapeError
 SPATIAL = "DHW"
 
 
+@functools.lru_cache(maxsize=256)
 def spatial_axes(layout: str) -> tuple[int, ...]:
-    """Indices of the spatial axes (``D``, ``H``, ``W``) of ``layout``, outermost first.
+    """Indices of the spatial axes (``D``, ``H``, ``W``) of ``layout``, outermost first (cached:
+    every planned sample asks).
 
     Examples
     --------

@@ -80,8 +80,11 @@ def _filter_support(kind: str, radius: float) -> float:
     return max(1.0, 2 * r)
 
 
+_BASE_RADIUS = {"triangular": 1.0, "gaussian": 1.0, "cubic": 2.0, "lanczos3": 3.0}
+
+
 def _default_radius(kind: str, in_size: float, out_size: float, antialias: bool) -> float:
-    base = {"triangular": 1.0, "gaussian": 1.0, "cubic": 2.0, "lanczos3": 3.0}[kind]
+    base = _BASE_RADIUS[kind]
     if antialias and in_size > out_size:
         return base * float(_f32(in_size) / _f32(out_size))
     return base
