@@ -42,8 +42,11 @@ def preemphasis_filter(
         c = _F32(coeff)
         np.multiply(v[:-1], c, out=out[1:])
         np.subtract(v[1:], out[1:], out=out[1:])
-        first = {"zero": _F32(0), "clamp": v[0], "reflect": v[1] if v.size > 1 else v[0]}[border]
-        out[0] = v[0] - c * first
+        v0 = v[0]
+        if border == "zero":
+            out[0] = v0
+        else:  # x[-1] is x[0] ("clamp") or x[1] ("reflect")
+            out[0] = v0 - c * (v[1] if border == "reflect" and v.size > 1 else v0)
     return out if np.dtype(dtype) == _F32 else saturate(out, np.dtype(dtype))
 
 
