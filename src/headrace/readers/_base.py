@@ -1003,14 +1003,6 @@ class Reader:
             )
         self._checkpointing = True
 
-    def state_dict(self) -> dict[str, Any]:
-        """PyTorch-style alias of :meth:`get_state` (a plain dict)."""
-        return dict(self.get_state())
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """PyTorch-style alias of :meth:`set_state`."""
-        self.set_state(state)
-
     def __repr__(self) -> str:
         return f"readers.{type(self).__name__}(name={self._name!r}, size={len(self._dataset)})"
 

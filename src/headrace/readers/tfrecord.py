@@ -558,8 +558,9 @@ class TFRecord(Reader):
                 out[self._names[j]] = t
         return out
 
-    def close(self) -> None:
-        """Close the files this reader holds open (they reopen on the next read)."""
+    def _close(self) -> None:
+        """Close the files this reader holds open (they reopen on the next read; readers keep
+        the reference's public surface, so this stays private)."""
         self._dataset.files.close()
 
 
