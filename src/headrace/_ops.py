@@ -118,10 +118,9 @@ class Operator:
         kind = device.device_type if isinstance(device, Device) else device
         if kind not in _DEVICES:
             raise ValueError(f"Invalid device: {device!r}. Use one of {', '.join(_DEVICES)}.")
+        del name, num_inputs  # (accepted as the reference's; nothing here depends on them)
         self._max_batch_size = max_batch_size
-        self._name = name
         self._device = device
-        self._num_inputs = num_inputs
         init_args.pop("_backend", None)  # (the reference's internal choice of kernel)
         seed = init_args.pop("seed", None) if self._random else None
         self._rng = RNG(seed=seed) if seed is not None else None

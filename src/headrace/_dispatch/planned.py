@@ -214,18 +214,35 @@ def cached_plan(op: str, plan: Callable[..., Any], shape: tuple[int, ...], layou
     return hit
 
 
-class _LazyPlans(Sequence[Any]):
-    """Plans computed on first access (by whichever worker thread runs that sample)."""
+class LazySamples(Sequence[Any]):
+    """Per-sample values made on first access (by whichever worker thread runs that sample),
+    then kept: the plans of a call, the crop decoders' windows.
+
+    Examples
+    --------
+    >>> made = []
+    >>> lazy = LazySamples(lambda i: made.append(i) or i * 10, 3)
+    >>> lazy[2], lazy[2], len(lazy), made
+    (20, 20, 3, [2])
+    """
+
+    __slots__ = ("_made", "_make")
 
     def __init__(self, make: Callable[[int], Any], n: int) -> None:
         self._make = make
-        self._n = n
+        self._made: list[Any] = [_UNMADE] * n
 
     def __len__(self) -> int:
-        return self._n
+        return len(self._made)
 
     def __getitem__(self, i: int) -> Any:  # type: ignore[override]
-        return self._make(i)
+        value = self._made[i]
+        if value is _UNMADE:
+            value = self._made[i] = self._make(i)
+        return value
+
+
+_UNMADE = object()
 
 
 def _in_dtype(x: Batch) -> np.dtype | None:
@@ -275,7 +292,7 @@ def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals
 
     if spec.light:
         return kc.map(one, parallel=False)
-    return _LazyPlans(one, len(samples))
+    return LazySamples(one, len(samples))
 
 
 #: ``batched(samples, layout, plans) -> (outputs, dense or None) | None``: a whole-batch kernel.

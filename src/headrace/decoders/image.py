@@ -55,6 +55,7 @@ from headrace._dispatch.args import (
     to_str,
 )
 from headrace._dispatch.kernel_context import KernelContext, annotate
+from headrace._dispatch.planned import LazySamples
 from headrace._dispatch.schema import OpSchema
 from headrace.io.file import encode_paths
 from headrace.io.file import read as file_read
@@ -197,8 +198,7 @@ def _no_window(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
 
 def _crop_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
     """The window of every sample from ``crop``/``crop_h``/``crop_w`` and the position, checked
-    against the image size read from its header (when its sample is decoded, see
-    :class:`_Windows`)."""
+    against the image size read from its header (when its sample is decoded)."""
     samples = ins[0]._samples  # type: ignore[union-attr]
     assert samples is not None
 
@@ -236,7 +236,7 @@ def _crop_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
         )
         return (y, x, hh, ww)
 
-    return _decode_args(v, _Windows(window, kc.n))
+    return _decode_args(v, LazySamples(window, kc.n))
 
 
 def _random_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
@@ -255,26 +255,7 @@ def _random_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals
         (y, x), (hh, ww) = crop_window_from_draws(draws[i], (h, w), area, ratio)
         return (y, x, hh, ww)
 
-    return _decode_args(v, _Windows(window, kc.n))
-
-
-class _Windows(Sequence[Roi]):
-    """Per-sample windows made on first access (by the thread decoding the sample), then kept."""
-
-    __slots__ = ("_made", "_make")
-
-    def __init__(self, make: Callable[[int], Roi], n: int) -> None:
-        self._make = make
-        self._made: list[Roi | None] = [None] * n
-
-    def __len__(self) -> int:
-        return len(self._made)
-
-    def __getitem__(self, i: int) -> Roi:  # type: ignore[override]
-        roi = self._made[i]
-        if roi is None:
-            roi = self._made[i] = self._make(i)
-        return roi
+    return _decode_args(v, LazySamples(window, kc.n))
 
 
 def _decoder(name: str, args: tuple[Arg, ...], prepare: Prepare, random: bool = False) -> OpSchema:
