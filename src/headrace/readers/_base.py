@@ -35,7 +35,7 @@ import json
 import os
 import secrets
 import weakref
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -46,6 +46,7 @@ from headrace._core.batch import Batch, Step
 from headrace._core.device import CPU, Device
 from headrace._core.dtype import DType
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.sources import SampleSources
 from headrace._core.tensor import Tensor
 from headrace._exec.producer import END, Emit, Producer
 from headrace.capture._entry import INVALID_READER, reader_loop
@@ -57,7 +58,6 @@ _MAX_STATE_INT = 1 << 62  # epochs, positions and counts of a state stay below t
 _GLOBAL_SHUFFLE_SEED = 0x5EED_F11E  # shuffle_after_epoch without seed: equal on every rank
 _MIX_ERROR = "Cannot mix `samples`, `batches` and `_run`/`__call__` on the same reader."
 _names = itertools.count()
-_STREAM_CHUNK = 4096  # samples of an epoch's order turned into Python ints at once
 
 
 class Dataset(Protocol):
@@ -235,41 +235,36 @@ class EpochPlan:
         return idx
 
 
-def _stream(
-    plan: EpochPlan, epoch: int, pos: int, pad: bool
-) -> Iterator[tuple[int, tuple[int, int]] | None]:
-    """Samples from ``(epoch, pos)`` on: ``(index, position after it)``; ``None`` after the
-    first data epoch ends (later epoch boundaries are not marked)."""
-    first = True
-    while True:
-        order = plan.order(epoch, pad)
-        last = len(order) - 1
-        for lo in range(pos, last + 1, _STREAM_CHUNK):  # as Python ints, a chunk at a time
-            for p, index in enumerate(order[lo : lo + _STREAM_CHUNK].tolist(), lo):
-                yield index, ((epoch, p + 1) if p < last else (epoch + 1, 0))
-        if first:
-            yield None
-            first = False
-        if len(order) == 0:
-            return
-        epoch, pos = epoch + 1, 0
+class _Cursor:
+    """Where a producer stands in the stream of data epochs from ``(epoch, pos)`` on; ``take``
+    hands out the next indices a batch at a time (as Python ints, without a tuple per sample)."""
 
+    def __init__(self, plan: EpochPlan, epoch: int, pos: int, pad: bool) -> None:
+        self.plan, self.pad = plan, pad
+        self.epoch, self.pos = epoch, pos
+        self.order: np.ndarray | None = None  # this data epoch's order, made when first needed
+        self.first = True  # the first data epoch has not ended yet
 
-def _take(
-    stream: Iterator[tuple[int, tuple[int, int]] | None], n: int, through: bool
-) -> tuple[list[tuple[int, tuple[int, int]]], bool]:
-    """The next ``n`` (at least 1) items of ``stream`` and whether it ended after them: at its
-    end, or at the end of the first data epoch (``None``) unless ``through``."""
-    group: list[tuple[int, tuple[int, int]]] = []
-    for item in stream:
-        if item is None:
-            if through:
-                continue
-            return group, True
-        group.append(item)
-        if len(group) >= n:
-            return group, False
-    return group, True
+    def take(self, n: int, through: bool) -> tuple[list[int], tuple[int, int], bool]:
+        """The next ``n`` (at least 1) indices, the position after them, and whether the stream
+        ended with them: at the end of the first data epoch unless ``through``, or because the
+        epochs are empty. The position after an epoch's last sample is ``(epoch + 1, 0)``."""
+        out: list[int] = []
+        while True:
+            order = self.order
+            if order is None:
+                order = self.order = self.plan.order(self.epoch, self.pad)
+            size = len(order)
+            end = min(self.pos + n - len(out), size)
+            out += order[self.pos : end].tolist()
+            self.pos = end
+            if end < size:
+                return out, (self.epoch, end), False
+            self.epoch, self.pos, self.order = self.epoch + 1, 0, None
+            ended = (self.first and not through) or size == 0
+            self.first = False
+            if ended or len(out) >= n:
+                return out, (self.epoch, 0), ended
 
 
 def _group_reader(dataset: Dataset, skip: bool) -> Callable[[list[int]], list[Any]]:
@@ -294,6 +289,28 @@ def _group_reader(dataset: Dataset, skip: bool) -> Callable[[list[int]], list[An
     return read_each
 
 
+def _keep(
+    group: list[int], arrays: list[Any], samples: list[Any], indices: list[int], run: int
+) -> tuple[int, int]:
+    """Append a group's readable samples (``None``: unreadable, skipped) and their dataset
+    indices; return how many were skipped and the run of consecutive failures it ends with
+    (``run`` is the run before the group)."""
+    if None not in arrays:
+        samples += arrays
+        indices += group
+        return 0, (0 if group else run)
+    skipped = 0
+    for index, a in zip(group, arrays):
+        if a is None:
+            skipped += 1
+            run += 1
+            continue
+        run = 0
+        samples.append(a)
+        indices.append(index)
+    return skipped, run
+
+
 def _produce(
     plan: EpochPlan,
     dataset: Dataset,
@@ -304,47 +321,42 @@ def _produce(
     emit: Emit,
 ) -> None:
     """Read one exact epoch's batches (``last_batch`` not ``"fill"``) and emit
-    ``(samples, sources, position, skipped)`` items.
+    ``(samples, sources, position, skipped)`` items (``sources``: a :class:`SampleSources`).
 
     Each item's position is where the consumer stands after receiving it; the last item carries
     the end position of the whole call (so an item is held back until the next one is known).
     """
-    epoch = start[0]
+    name = dataset.source
     pending: list[Any] | None = None
     samples: list[tuple[np.ndarray, ...]] = []
-    sources: list[str | None] = []
+    indices: list[int] = []
     skipped = 0
-    end = (epoch + 1, 0)
+    end = (start[0] + 1, 0)
 
     def flush(position: tuple[int, int]) -> bool:
-        nonlocal pending, samples, sources, skipped
+        nonlocal pending, samples, indices, skipped
         ok = True
         if pending is not None:
             ok = emit(tuple(pending))
-        pending = [samples, sources, position, skipped]
-        samples, sources, skipped = [], [], 0
+        pending = [samples, SampleSources(name, indices), position, skipped]
+        samples, indices, skipped = [], [], 0
         return ok
 
     read = _group_reader(dataset, skip)
-    stream = _stream(plan, start[0], start[1], last_batch == "pad")
+    cursor = _Cursor(plan, start[0], start[1], last_batch == "pad")
     try:
         while True:
-            group, ended = _take(stream, batch_size - len(samples), False)
+            group, position, ended = cursor.take(batch_size - len(samples), False)
             if group:
-                for (index, _), arrays in zip(group, read([i for i, _ in group])):
-                    if arrays is None:
-                        skipped += 1
-                        continue
-                    samples.append(arrays)
-                    sources.append(dataset.source(index))
-                if len(samples) == batch_size and not flush(group[-1][1]):
+                skipped += _keep(group, read(group), samples, indices, 0)[0]
+                if len(samples) == batch_size and not flush(position):
                     return
             if ended:
                 if not samples or last_batch == "drop":
                     break
                 while last_batch == "pad" and len(samples) < batch_size:
                     samples.append(tuple(a.copy() for a in samples[-1]))
-                    sources.append(sources[-1])
+                    indices.append(indices[-1])
                 flush(end)
                 break
     except BaseException:
@@ -356,7 +368,7 @@ def _produce(
         pending[3] += skipped
         emit(tuple(pending))
     elif skipped:
-        emit(([], [], end, skipped))
+        emit(([], SampleSources(name, []), end, skipped))
 
 
 def _produce_stream(
@@ -374,39 +386,36 @@ def _produce_stream(
     Unreadable samples (``skip``) are replaced by the following ones; when a whole data epoch's
     worth of consecutive samples fails, the call ends early instead of looping forever.
     """
+    name = dataset.source
     samples: list[tuple[np.ndarray, ...]] = []
-    sources: list[str | None] = []
+    indices: list[int] = []
     skipped = run = made = 0
     position = start
     limit = max(plan.size, 1)
     if batches <= 0:
         return
     read = _group_reader(dataset, skip)
-    stream = _stream(plan, start[0], start[1], False)
+    cursor = _Cursor(plan, start[0], start[1], False)
     while True:
         # never more than the consecutive failures left before giving up (see below)
-        group, ended = _take(stream, min(batch_size - len(samples), limit - run), True)
-        for (index, _), arrays in zip(group, read([i for i, _ in group])):
-            if arrays is None:
-                skipped += 1
-                run += 1
-                continue
-            run = 0
-            samples.append(arrays)
-            sources.append(dataset.source(index))
+        group, after, ended = cursor.take(min(batch_size - len(samples), limit - run), True)
         if group:
-            position = group[-1][1]
+            lost, run = _keep(group, read(group), samples, indices, run)
+            skipped += lost
+            position = after
         if run >= limit:  # nothing readable left: end the call rather than spin
             break
         if len(samples) == batch_size:
             made += 1
-            if not emit((samples, sources, position, skipped)) or made == batches:
+            if not emit((samples, SampleSources(name, indices), position, skipped)):
                 return
-            samples, sources, skipped = [], [], 0
+            if made == batches:
+                return
+            samples, indices, skipped = [], [], 0
         if ended:
             break
     if samples or skipped:  # ended early: what was read still reaches the consumer
-        emit((samples, sources, position, skipped))
+        emit((samples, SampleSources(name, indices), position, skipped))
 
 
 def _plain_arg(name: str, value: Any) -> Any:
@@ -821,6 +830,8 @@ class Reader:
             samples += got
             sources += srcs
             self._skipped += skipped
+        if len(items) == 1:  # (the usual case: keep the sources unformatted)
+            sources = items[0][1]
         if len(samples) < (bs or 1):
             raise RuntimeError(
                 f"Reader {self._name!r}: no readable sample left (every sample of a data epoch "
@@ -829,7 +840,7 @@ class Reader:
         return self._wrap(samples, sources, bs is not None)
 
     def _wrap(
-        self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
+        self, samples: Sequence[tuple[np.ndarray, ...]], sources: Sequence[str | None], batch: bool
     ) -> tuple[Any, ...]:
         if not batch:
             tensors = tuple(
@@ -843,7 +854,7 @@ class Reader:
         step = Step()  # a decoder skipping samples of one output keeps the others aligned
         for j, (dt, layout) in enumerate(self._outputs):
             b = Batch._wrap([s[j] for s in samples], dt, layout, CPU)
-            b._sources = list(sources)
+            b._sources = sources  # (immutable: shared by the outputs)
             b._step = step
             out.append(b)
         return tuple(out)

@@ -42,7 +42,7 @@ def shuffle_seed(kwargs: dict[str, Any], shuffle_after_epoch: Any, seed: Any) ->
 def wrap_arrays(
     op: str,
     samples: Sequence[tuple[np.ndarray, ...]],
-    sources: list[str | None],
+    sources: Sequence[str | None],
     batch: bool,
     device: Device,
 ) -> tuple[Any, ...]:
@@ -53,12 +53,12 @@ def wrap_arrays(
     for j in range(len(samples[0])):
         arrays = [s[j] for s in samples]
         first = arrays[0]
-        for a, src in zip(arrays, sources):
+        for i, a in enumerate(arrays):
             if a.dtype != first.dtype or a.ndim != first.ndim:
                 raise InvalidArgumentError(
                     f"{op}: all samples of a batch need the same element type and number of "
-                    f"dimensions; {sources[0]!r} gives {first.dtype} {first.ndim}-D, {src!r} "
-                    f"gives {a.dtype} {a.ndim}-D."
+                    f"dimensions; {sources[0]!r} gives {first.dtype} {first.ndim}-D, "
+                    f"{sources[i]!r} gives {a.dtype} {a.ndim}-D."
                 )
         dt = _dt.from_numpy(first.dtype)
         if on_gpu:
@@ -69,7 +69,7 @@ def wrap_arrays(
             out.append(t)
         else:
             b = Batch._wrap(arrays, dt, None, device if on_gpu else CPU)
-            b._sources = list(sources)
+            b._sources = sources  # (immutable: shared by the outputs)
             out.append(b)
     return tuple(out)
 

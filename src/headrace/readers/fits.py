@@ -208,7 +208,7 @@ class Fits(Reader):
         self._finish_init()
 
     def _wrap(
-        self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
+        self, samples: Sequence[tuple[np.ndarray, ...]], sources: Sequence[str | None], batch: bool
     ) -> tuple[Any, ...]:
         return wrap_arrays(_OP, samples, sources, batch, self._out_device)
 

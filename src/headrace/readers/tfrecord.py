@@ -544,13 +544,13 @@ class TFRecord(Reader):
         )
 
     def _wrap(
-        self, samples: Sequence[tuple[np.ndarray, ...]], sources: list[str | None], batch: bool
+        self, samples: Sequence[tuple[np.ndarray, ...]], sources: Sequence[str | None], batch: bool
     ) -> dict[str, Any]:  # type: ignore[override]
         out: dict[str, Any] = {}
         for j, (dt, layout) in enumerate(self._outputs):
             if batch:
                 b = Batch._wrap([s[j] for s in samples], dt, layout, CPU)
-                b._sources = list(sources)
+                b._sources = sources  # (immutable: shared by the outputs)
                 out[self._names[j]] = b
             else:
                 t = Tensor._wrap(samples[0][j], dt, layout, CPU)

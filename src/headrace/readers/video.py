@@ -15,6 +15,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from headrace._core import dtype as _dt
@@ -207,7 +208,7 @@ class Video(Reader):
     def _op_name(cls) -> str:
         return f"readers.{cls.__name__}"
 
-    def _wrap(self, samples: Any, sources: list[str | None], batch: bool) -> tuple[Any, ...]:
+    def _wrap(self, samples: Any, sources: Sequence[str | None], batch: bool) -> tuple[Any, ...]:
         return vs.moved(super()._wrap(samples, sources, batch), self._out_device)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -235,7 +236,7 @@ class Video(Reader):
         self._dataset = vs.ClipDataset(_OP, src.paths, src.labels, indexes, clips, outputs)
         self._finish_init()
 
-    def _wrap(self, samples: Any, sources: list[str | None], batch: bool) -> tuple[Any, ...]:
+    def _wrap(self, samples: Any, sources: Sequence[str | None], batch: bool) -> tuple[Any, ...]:
         return vs.moved(super()._wrap(samples, sources, batch), self._out_device)
 
 

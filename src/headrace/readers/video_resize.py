@@ -9,6 +9,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,7 @@ class VideoResize(Video):
         blank = np.zeros((1, 8, 8, 3), np.uint8)
         resize(Tensor(blank, layout="FHWC"), **given).evaluate()
 
-    def _wrap(self, samples: Any, sources: list[str | None], batch: bool) -> tuple[Any, ...]:
+    def _wrap(self, samples: Any, sources: Sequence[str | None], batch: bool) -> tuple[Any, ...]:
         out = super()._wrap(samples, sources, batch)
         video: Tensor | Batch = resize(out[0], **self._resize_args)
         return (video, *out[1:])
