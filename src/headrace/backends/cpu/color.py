@@ -290,8 +290,9 @@ def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: f
                    epsilon: float, dtype: np.dtype) -> np.ndarray | None:  # fmt: skip
     """``normalize`` of uint8 ``x`` with given statistics as a table of the 256 levels (per
     channel) and one OpenCV LUT pass: the table holds exactly what the float32 steps of
-    :func:`normalize` give each level (one statistic to float32: those steps on the pixels).
-    ``None`` when the statistics vary along other axes than the last one (or the output type is
+    :func:`normalize` give each level. One statistic for all channels: a single-channel
+    table over the flattened image (to float32 ~120 us per 500x375x3 image on a batch that is
+    not in the cache, against ~180-200 us for three vectorised passes). ``None`` when the statistics vary along other axes than the last one (or the output type is
     not one OpenCV's LUT writes)."""
     m = np.asarray(mean, _F32)
     var = np.square(np.asarray(stddev, np.float64))
@@ -306,16 +307,6 @@ def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: f
     if dtype not in CV_DEPTHS or x.size < 4096:
         return None
     m1, v1 = stats
-    if dtype == _F32 and m1.size == v1.size == 1:
-        # one statistic to float32: three vectorised passes with the table's float32 steps
-        # beat OpenCV's float LUT (~140 vs ~190 us on a 500x375x3 image, one thread)
-        inv = _reciprocal_std(v1 + epsilon, scale).astype(_F32)
-        v = x.astype(_F32)
-        v -= m1[0]
-        v *= inv[0]
-        if shift:
-            v += _F32(shift)
-        return v
     key = (m1.tobytes(), v1.tobytes(), float(scale), float(shift), float(epsilon), dtype.str)
     table = _NORM_TABLES.get(key)
     if table is None:
