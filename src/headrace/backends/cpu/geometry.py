@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Sequence
 
 import cv2
@@ -45,7 +46,8 @@ def _fill_block(
     if out is None:
         out = np.empty(shape, dtype)
     if fill.size <= 1 or channel_axis is None:
-        out[...] = saturate(np.asarray(fill[:1] if fill.size else [0]), dtype)[0]
+        first = fill.reshape(-1)[:1] if fill.size else _ZERO
+        out[...] = _converted(first.tobytes(), first.dtype.str, np.dtype(dtype).str)[0]
         return out
     if fill.size != shape[channel_axis]:
         raise InvalidArgumentError(
@@ -54,7 +56,19 @@ def _fill_block(
         )
     bshape = [1] * len(shape)
     bshape[channel_axis] = fill.size
-    out[...] = saturate(fill, dtype).reshape(bshape)
+    out[...] = _converted(fill.tobytes(), fill.dtype.str, np.dtype(dtype).str).reshape(bshape)
+    return out
+
+
+_ZERO = np.zeros(1, np.int64)
+
+
+@functools.lru_cache(maxsize=256)
+def _converted(raw: bytes, src: str, dtype: str) -> np.ndarray:
+    """Fill values (``raw`` bytes of type ``src``) saturated to ``dtype``, made once per value
+    (a conversion costs ~10 us; erase and padding crops fill every sample)."""
+    out = saturate(np.frombuffer(raw, src), np.dtype(dtype))
+    out.flags.writeable = False
     return out
 
 
