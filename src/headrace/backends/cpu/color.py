@@ -292,8 +292,9 @@ def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: f
     channel) and one OpenCV LUT pass: the table holds exactly what the float32 steps of
     :func:`normalize` give each level. One statistic for all channels: a single-channel
     table over the flattened image (to float32 ~120 us per 500x375x3 image on a batch that is
-    not in the cache, against ~180-200 us for three vectorised passes). ``None`` when the statistics vary along other axes than the last one (or the output type is
-    not one OpenCV's LUT writes)."""
+    not in the cache, against ~180-200 us for three vectorised passes). ``None`` when the
+    statistics vary along other axes than the last one (or the output type is not one OpenCV's
+    LUT writes)."""
     m = np.asarray(mean, _F32)
     var = np.square(np.asarray(stddev, np.float64))
     c = x.shape[-1] if x.ndim else 1
