@@ -434,8 +434,8 @@ def info_lines() -> list[str]:
         ("Pillow", _version("pillow") or missing),
         ("soundfile", _version("soundfile") or missing),
         ("astropy (FITS reader)", _version("astropy") or missing),
-        ("nvImageCodec", _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13")
-         or missing),
+        ("nvImageCodec (GPU decoding, CPU window decoding)",
+         _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13") or missing),
         ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),
         ("lmdb (readers.Caffe, Caffe2)", _version("lmdb") or missing),
         ("protobuf (readers.Caffe, Caffe2, TFRecord)", _version("protobuf") or missing),

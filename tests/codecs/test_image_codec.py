@@ -326,7 +326,8 @@ def test_roi_equals_decode_then_crop(output_type: str) -> None:
             out = decode(data, output_type=output_type, roi=(y, x, ch, cw))
             np.testing.assert_array_equal(out, full[y : y + ch, x : x + cw])
             assert out.flags.c_contiguous
-            assert out.base is None or out.base.nbytes == out.nbytes  # does not pin the image
+            base = out.base  # (an ndarray, or the window decoder's own image buffer)
+            assert base is None or np.asarray(base).nbytes == out.nbytes  # does not pin the image
 
 
 # ------------------------------------------------------------------------- peek_shape

@@ -37,7 +37,7 @@ _CODEC_PACKAGES = {
     "opencv-python": "opencv",
     "pillow": "pillow",  # headers of the less common formats
     "soundfile": "soundfile",  # audio
-    "nvidia-nvimgcodec-cu12": "nvimgcodec",  # GPU decode (extra "gpu")
+    "nvidia-nvimgcodec-cu12": "nvimgcodec",  # GPU decode, CPU window decode ("jpeg-roi")
 }
 
 

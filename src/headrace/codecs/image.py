@@ -41,6 +41,7 @@ from headrace.codecs.headers import (
     unknown_format_error,
 )
 from headrace.codecs.jpeg import decode_jpeg
+from headrace.codecs.jpeg_region import decode_region, region_decoding
 from headrace.codecs.opencv import decode_opencv
 from headrace.types import DALIDataType, DALIImageType, image_type
 
@@ -114,6 +115,11 @@ def decode(
     fmt = detect_format(buf)
     if fmt == "unknown":
         raise unknown_format_error(buf, op)
+    if roi is not None and fmt == "jpeg" and not use_fast_idct:
+        window = _jpeg_window(buf, roi, ot, adjust_orientation, op)
+        if window is not None:
+            img, layout = window
+            return _to_output(img, layout, ot, dt)
     try:
         img, layout, info = _decode_raw(buf, fmt, ot, use_fast_idct, op)
     except DecodeError:
@@ -178,6 +184,27 @@ def peek_shape(
     else:
         c = 3
     return h, w, c
+
+
+def _jpeg_window(
+    buf: np.ndarray, roi: Sequence[int], ot: DALIImageType, adjust_orientation: bool, op: str
+) -> tuple[np.ndarray, str] | None:
+    """Only the window of a JPEG, when :mod:`headrace.codecs.jpeg_region` can decode it and
+    the window is valid in stored coordinates (no orientation to apply); else None."""
+    if not region_decoding():
+        return None
+    info = probe_known(buf, "jpeg", op=op)
+    if info.channels not in (1, 3) or (adjust_orientation and info.orientation != 1):
+        return None
+    try:
+        y, x, h, w = (int(v) for v in roi)
+    except (TypeError, ValueError):
+        return None
+    if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > info.height or x + w > info.width:
+        return None
+    gray = info.channels == 1 or ot == DALIImageType.GRAY
+    img = decode_region(buf, (y, x, h, w), gray)
+    return None if img is None else (img, "GRAY" if gray else "RGB")
 
 
 def _decode_raw(

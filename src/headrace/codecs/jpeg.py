@@ -4,18 +4,11 @@ The reference CPU decoder uses the accurate integer IDCT (``use_fast_idct=False`
 "fancy" (triangular) chroma upsampling; ``simplejpeg`` defaults to the same, and it releases the
 GIL while decoding, so a thread pool scales with the number of cores.
 
-Partial decoding (``image_crop``/``image_random_crop``): the reference decodes only the window.
-No maintained, pip-installable libjpeg-turbo route offers that today (checked 2026-11):
-``simplejpeg`` 1.9 has no region decode; ``PyTurboJPEG`` 2.6.1 is a pure-Python ``ctypes``
-wheel that needs a system ``libturbojpeg`` (absent on the development machine) and exposes only
-the lossless *transform* crop (``tjTransform``, MCU-aligned, then a second decode), not
-``tj3SetCroppingRegion``; ``pylibjpeg-libjpeg`` wraps Thomas Richter's libjpeg (no turbo, no
-region); OpenCV's ``IMREAD_REDUCED_*`` and Pillow's ``draft()`` scale in the DCT domain (1/2,
-1/4, 1/8), which is not a crop and changes the pixels. So the crop decoders decode the whole
-image and slice it (a view, copied only when it would pin a much larger buffer). A full decode of
-a 500x375 sample image takes 1.8-2.6 ms on one core here (simplejpeg; ``fastupsample`` saves
-~15% but differs from the reference); a region decode would still entropy-decode every row
-above the window, so it saves less than the window's share of the image.
+Partial decoding (``image_crop``/``image_random_crop``/``image_slice``): the reference decodes
+only the window. ``simplejpeg`` has no region decode (and ``PyTurboJPEG`` needs a system
+``libturbojpeg``), so windows go through nvImageCodec's libjpeg-turbo CPU backend when it is
+installed (:mod:`headrace.codecs.jpeg_region`, same pixels); otherwise the whole image is decoded
+and sliced (a view, copied only when it would pin a much larger buffer).
 """
 
 from __future__ import annotations
