@@ -41,6 +41,9 @@ KINDS = {
     "444": lambda im: _jpeg(im, quality=95, subsampling=0),
     "gray": lambda im: _jpeg(im[..., 1], quality=90),
     "progressive": lambda im: _jpeg(im, quality=85, progressive=True),
+    "restart markers": lambda im: cv2.imencode(
+        ".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 90, cv2.IMWRITE_JPEG_RST_INTERVAL, 3]
+    )[1],
 }
 
 
