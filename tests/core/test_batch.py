@@ -149,3 +149,21 @@ def test_typed_samples_of_different_dtypes_still_fail():
         ndd.as_batch([[1, 2], [1.5]])
     with pytest.raises(TypeError, match="same dtype"):
         ndd.as_batch([np.zeros(0, np.uint8), np.zeros(2, np.int16)])
+
+
+def test_batch_of_arrays_keeps_them_and_checks_kinds() -> None:
+    """A list of numpy arrays of one dtype and rank is taken as it is (no copy); mixed
+    dtypes, ranks or unsupported types still get the per-sample checks and messages."""
+    xs = [np.arange(k + 1, dtype=np.int16) for k in range(5)]
+    b = ndd.as_batch(xs)
+    assert b.dtype == ndd.int16 and b.batch_size == 5
+    assert all(np.shares_memory(np.asarray(t), x) for t, x in zip(b.tensors, xs))
+    copied = ndd.batch(xs)  # (batch copies, as_batch does not)
+    assert not any(np.shares_memory(np.asarray(t), x) for t, x in zip(copied.tensors, xs))
+    with pytest.raises(Exception, match="same dtype"):
+        ndd.batch([np.zeros(2, np.int16), np.zeros(2, np.int32)])
+    with pytest.raises(Exception, match="number of dimensions"):
+        ndd.batch([np.zeros(2, np.int16), np.zeros((2, 2), np.int16)])
+    with pytest.raises(Exception, match="Unsupported numpy dtype"):
+        ndd.batch([np.zeros(2, np.complex64), np.zeros(2, np.complex64)])
+    assert ndd.batch(xs, dtype=ndd.float32).dtype == ndd.float32

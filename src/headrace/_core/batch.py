@@ -555,6 +555,9 @@ def _import_samples(
             ) from None
     if not tensors:
         return [], want_dtype, None, None, False, False
+    fast = _same_kind_arrays(tensors)  # (want_dtype applies to Python lists, not to arrays)
+    if fast is not None:
+        return list(tensors), fast, None, None, False, True
     samples: list[Any] = []
     dt: _dt.DType | None = None
     lay: str | None = None
@@ -607,6 +610,19 @@ def _import_samples(
         lay = lay or xl
         samples.append(arr)
     return samples, dt, lay, None, copied, external and not copied
+
+
+def _same_kind_arrays(tensors: list[Any] | tuple[Any, ...]) -> _dt.DType | None:
+    """The dtype of a list of numpy arrays of one supported numpy dtype and one number of
+    dimensions (the usual batch, taken as it is), else None (checked sample by sample)."""
+    first = tensors[0]
+    if type(first) is not np.ndarray or first.dtype.kind not in "biuf":
+        return None
+    dtype, ndim = first.dtype, first.ndim
+    for x in tensors:
+        if type(x) is not np.ndarray or x.dtype != dtype or x.ndim != ndim:
+            return None
+    return _st.dtype_of(first)
 
 
 def _wait_for_sources(tensors: Any) -> None:
