@@ -117,3 +117,35 @@ def test_can_be_turned_off() -> None:
     env = {**os.environ, "HEADRACE_JPEG_ROI": "0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def _decode_in_child(data: np.ndarray, expected: np.ndarray, queue: object) -> None:
+    results = [np.array_equal(decode(data, roi=(4, 6, 30, 40)), expected)]
+    box: list[bool] = []
+    t = threading.Thread(target=lambda: box.append(
+        np.array_equal(decode(data, roi=(4, 6, 30, 40)), expected)))  # fmt: skip
+    t.start()
+    t.join()
+    queue.put(results + box)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
+def test_forked_workers_decode_windows() -> None:
+    import multiprocessing as mp
+
+    data = KINDS["420"](_image(48, 64, seed=5))
+    expected = decode(data)[4:34, 6:46]
+    assert np.array_equal(decode(data, roi=(4, 6, 30, 40)), expected)  # the parent's decoder
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_decode_in_child, args=(data, expected, queue)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    try:
+        assert [queue.get(timeout=60) for _ in procs] == [[True, True]] * 2
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    assert [p.exitcode for p in procs] == [0, 0]

@@ -63,7 +63,8 @@ def region_decoding() -> bool:
 
 def _decoder(nv: Any) -> Any:
     dec = getattr(_local, "decoder", None)
-    if dec is None:
+    if dec is None or _local.pid != os.getpid():  # (a forked child makes its own)
+        _local.pid = os.getpid()
         cpu = nv.NVIMGCODEC_DEVICE_CPU_ONLY
         dec = nv.Decoder(
             device_id=cpu, max_num_cpu_threads=1, backends=[nv.Backend(nv.BackendKind.CPU_ONLY)]
