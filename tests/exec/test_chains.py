@@ -203,3 +203,75 @@ def test_a_dropped_intermediate_read_after_all_is_computed_again(monkeypatch, ch
     for a, im in zip(again, imgs, strict=True):
         assert np.allclose(a, im[:, ::-1] * 1.5, rtol=1e-6)
     assert np.array_equal(np.asarray(flipped.tensors[1]), imgs[1][:, ::-1])
+
+
+def _resize_windows(monkeypatch):
+    """The ``window`` each resize kernel call got (None: the whole output)."""
+    import headrace.backends.cpu.resize as resize_mod
+
+    seen = []
+    real = resize_mod.resize
+
+    def spy(x, layout, **kw):
+        seen.append(kw.get("window"))
+        return real(x, layout, **kw)
+
+    monkeypatch.setattr(resize_mod, "resize", spy)
+    return seen
+
+
+def _photos(n=5):
+    rng = np.random.default_rng(4)
+    out = []
+    for _ in range(n):
+        h, w = int(rng.integers(60, 120)), int(rng.integers(60, 120))
+        out.append(np.clip(rng.normal(128, 40, (h, w, 3)), 0, 255).astype(np.uint8))
+    return out
+
+
+@pytest.mark.parametrize("interp", ["linear", "cubic", "nn"])
+def test_resize_makes_only_the_window_a_crop_reads(monkeypatch, chains, interp):
+    """resize -> crop_mirror_normalize / crop: nobody else sees the resized images, so the
+    resize computes only the crop's rows and columns, with the same results."""
+    imgs = _photos()
+    kind = {"linear": ndd.types.INTERP_LINEAR, "cubic": ndd.types.INTERP_CUBIC,
+            "nn": ndd.types.INTERP_NN}[interp]  # fmt: skip
+
+    def pipe():
+        x = ndd.batch(imgs, layout="HWC")
+        r = ndd.resize(x, resize_shorter=64, interp_type=kind)
+        a = ndd.crop_mirror_normalize(r, crop=(48, 40), mirror=1, mean=[100.0], std=[50.0])
+        del r  # (only the crop refers to it)
+        b = ndd.crop(ndd.resize(x, size=(70, 90), interp_type=kind), crop=(33, 41),
+                     crop_pos_x=0.1, crop_pos_y=0.9)  # fmt: skip
+        return a, b
+
+    with ndd.EvalMode.sync_cpu:
+        want = [_arrays(o) for o in pipe()]
+    windows = _resize_windows(monkeypatch)
+    with ndd.EvalMode.deferred:
+        got = [_arrays(o) for o in pipe()]
+    assert ("resize", "crop_mirror_normalize") in chains and ("resize", "crop") in chains
+    if interp == "nn":  # a cheap remap of the whole image: left whole
+        assert windows == [None] * (2 * len(imgs)), windows
+    else:
+        assert len(windows) == 2 * len(imgs) and all(w is not None for w in windows), windows
+    for g, w in zip(got, want, strict=True):
+        for a, b in zip(g, w, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_resize_stays_whole_when_seen_or_when_the_crop_pads(monkeypatch, chains):
+    imgs = _photos(3)
+    windows = _resize_windows(monkeypatch)
+    with ndd.EvalMode.deferred:
+        x = ndd.batch(imgs, layout="HWC")
+        held = ndd.resize(x, size=(50, 50))  # a variable refers to it: kept whole
+        a = ndd.crop(held, crop=(20, 20))
+        padded = ndd.crop(ndd.resize(x, size=(50, 50)), crop=(60, 60),
+                          out_of_bounds_policy="pad")  # fmt: skip
+        a.evaluate()
+        padded.evaluate()
+    assert windows == [None] * 6, windows
+    assert [tuple(t.shape) for t in held.tensors] == [(50, 50, 3)] * 3
+    assert [tuple(t.shape) for t in padded.tensors] == [(60, 60, 3)] * 3

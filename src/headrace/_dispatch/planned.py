@@ -105,6 +105,14 @@ class Planned:
     in_dtypes : tuple of numpy dtypes, optional
         The input element types the operator accepts (default: any); another type is refused
         once per call, before any plan, on every backend.
+    reads_window : bool
+        The plans hold ``anchor``/``shape`` kwargs (full rank) and read only that box of the
+        input when it lies inside it (crops): in a chain, the stage before may then make just
+        that box (see ``restrict``).
+    restrict : callable, optional
+        ``restrict(plan, layout, lo, hi) -> KernelPlan | None``: a plan making only the box
+        ``lo..hi`` of this plan's output, with the same values (``None``: it cannot). Used in a
+        chain when the next stage reads only that box and nothing else sees this output.
     """
 
     plan: Callable[..., Any]
@@ -117,6 +125,9 @@ class Planned:
     dense: bool = False
     chainable: bool | Callable[[Vals], bool] | None = None
     in_dtypes: tuple[np.dtype, ...] | None = None
+    reads_window: bool = False
+    restrict: Callable[[KernelPlan, str | None, tuple[int, ...], tuple[int, ...]],
+                       KernelPlan | None] | None = None  # fmt: skip
 
     def chains_statically(self) -> bool:
         """Whether calls may ever run in a chain."""

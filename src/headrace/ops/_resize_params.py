@@ -445,6 +445,32 @@ def _plan_from_window(
     return KernelPlan(tuple(out_shape), out_dtype, kwargs)
 
 
+def restrict_to_window(
+    plan: KernelPlan, layout: str | None, lo: tuple[int, ...], hi: tuple[int, ...]
+) -> KernelPlan | None:
+    """``Planned.restrict`` of ``resize``: a plan making only the box ``lo..hi`` of an ``HWC``
+    output (all channels), through the kernel's ``window`` (the same values as resizing, then
+    cropping); ``None`` for other layouts.
+
+    Examples
+    --------
+    >>> lin = AxisFilter("triangular", 2.0)
+    >>> p = KernelPlan((256, 341, 3), None, {"out_size": (256, 341), "filters": (lin, lin)})
+    >>> part = restrict_to_window(p, "HWC", (16, 58, 0), (240, 282, 3))
+    >>> part.shape, part.kwargs["window"]
+    ((224, 224, 3), (16, 58, 224, 224))
+    """
+    if layout != "HWC" or "window" in plan.kwargs or len(lo) != 3 or len(plan.shape) != 3:
+        return None
+    if lo[2] != 0 or hi[2] != plan.shape[2]:
+        return None
+    if all(f.kind == "nn" for f in plan.kwargs.get("filters", ())):
+        return None  # (nearest neighbour is a cheap remap of the whole image)
+    h, w = hi[0] - lo[0], hi[1] - lo[1]
+    window = (lo[0], lo[1], h, w)
+    return KernelPlan((h, w, plan.shape[2]), plan.dtype, {**plan.kwargs, "window": window})
+
+
 def crop_resize_plan(
     shape: Sequence[int],
     layout: str,

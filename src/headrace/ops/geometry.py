@@ -51,7 +51,7 @@ from headrace._dispatch.args import (
 from headrace._dispatch.kernel_context import KernelContext
 from headrace._dispatch.schema import OpSchema, Planned
 from headrace.ops import _geometry_params as GP
-from headrace.ops._resize_params import resize_params
+from headrace.ops._resize_params import resize_params, restrict_to_window
 from headrace.ops._tensor_resize_params import tensor_resize_params
 
 #: An input: a ``Tensor`` (one sample), a ``Batch`` or anything ``ndd.tensor`` accepts.
@@ -161,13 +161,15 @@ RESIZE = OpSchema(
     "resize",
     "resize",
     args=_RESIZE_SIZE + _RESIZE_ROI + _FILTER,
-    planned=Planned(resize_params, layouts=_IMAGE, in_dtypes=_RESIZE_TYPES),
+    planned=Planned(
+        resize_params, layouts=_IMAGE, in_dtypes=_RESIZE_TYPES, restrict=restrict_to_window
+    ),
 )
 CROP = OpSchema(
     "crop",
     "geometry",
     args=_CROP_WINDOW + _OUT_OF_BOUNDS + (_DTYPE,),
-    planned=Planned(GP.crop_params, layouts=_IMAGE, light=True),
+    planned=Planned(GP.crop_params, layouts=_IMAGE, light=True, reads_window=True),
 )
 CROP_MIRROR_NORMALIZE = OpSchema(
     "crop_mirror_normalize",
@@ -190,6 +192,7 @@ CROP_MIRROR_NORMALIZE = OpSchema(
         out_layout=_cmn_layout,
         light=True,
         dense=True,
+        reads_window=True,
     ),
 )
 RANDOM_RESIZED_CROP = OpSchema(

@@ -160,22 +160,27 @@ def band_resize(
     hi: Sequence[float],
     filters: Sequence[tuple[str, float]] | Sequence[object],
     out_dtype: np.dtype,
+    window: Sequence[int] | None = None,
 ) -> np.ndarray:
     """``x`` (uint8 or float32 ``H x W x C``, C <= 4) resampled to ``out_size = (Ho, Wo)`` from the
     region ``lo..hi`` (``(y, x)``; ``lo > hi`` mirrors) with per-axis ``filters`` (objects with
     ``kind`` and ``support``, or ``(kind, support)`` pairs), converted to ``out_dtype`` with the
-    reference's rounding and saturation.
+    reference's rounding and saturation. ``window = (y, x, height, width)``: only that part of
+    the output (the same values: each output row and column has its own coefficients).
     """
     h, w, c = x.shape
     ho, wo = int(out_size[0]), int(out_size[1])
+    y0, x0, wh, ww = (0, 0, ho, wo) if window is None else (int(v) for v in window)
     fy, fx = (_Axis(*f) if isinstance(f, tuple) else f for f in filters)
     by = axis_band(h, ho, float(lo[0]), float(hi[0]), fy.kind, float(fy.support))  # type: ignore[attr-defined]
     bx = axis_band(w, wo, float(lo[1]), float(hi[1]), fx.kind, float(fx.support))  # type: ignore[attr-defined]
+    by, oy = _part(by, y0, wh)
+    bx, ox = _part(bx, x0, ww)
     # rows first, straight from the (uint8) source: whole rows are gathered, which streams from
     # memory, where a transpose of a freshly decoded image was ~5x slower than of a cached one
-    t = _apply(by, x.reshape(h, w * c))[:ho].reshape(ho, w, c)
+    t = _apply(by, x.reshape(h, w * c))[oy : oy + wh].reshape(wh, w, c)
     t = cv2.transpose(t if c > 1 else t[:, :, 0])  # (W, Ho[, C]), still in the cache
-    out = _apply(bx, t.reshape(w, ho * c))[:wo].reshape(wo, ho, c)  # transposed: (Wo, Ho, C)
+    out = _apply(bx, t.reshape(w, wh * c))[ox : ox + ww].reshape(ww, wh, c)  # (Wo, Ho, C)
     if out_dtype == np.float32:
         return _untranspose(out)
     if out_dtype == np.uint8 and x.dtype == np.uint8 and by.convex and bx.convex:
@@ -183,6 +188,16 @@ def band_resize(
         out += _HALF
         return _untranspose(out.astype(np.uint8))
     return _untranspose(saturate(out, out_dtype, overwrite=True))
+
+
+def _part(band: Band, start: int, length: int) -> tuple[Band, int]:
+    """The blocks of ``band`` holding outputs ``start .. start + length - 1``, and where
+    ``start`` falls in them (the whole band when that is all of it)."""
+    if start == 0 and length == band.out_len:
+        return band, 0
+    b0, b1 = start // BLOCK, -(-(start + length) // BLOCK)
+    part = Band(band.weights[b0:b1], band.rows[b0:b1], length, band.convex)
+    return part, start - b0 * BLOCK
 
 
 def _untranspose(t: np.ndarray) -> np.ndarray:

@@ -182,6 +182,7 @@ def resize(
     roi_hi: Sequence[float],
     filters: Sequence[Filter],
     dtype: np.dtype | None = None,
+    window: Sequence[int] | None = None,
 ) -> np.ndarray:
     """Resample the spatial axes of one sample (see the module docstring for accuracy).
 
@@ -193,6 +194,9 @@ def resize(
         Its layout, e.g. ``"HWC"``, ``"CHW"``, ``"FHWC"``, ``"DHWC"``.
     out_size, roi_lo, roi_hi, filters, dtype
         From :func:`headrace.ops._resize_params.resize_params`.
+    window : (y, x, height, width), optional
+        Only this window of the ``HWC`` output (a chain whose next operator reads just that
+        part, see :mod:`headrace._dispatch.chain`): the same values as resizing, then cropping.
 
     Returns
     -------
@@ -210,6 +214,15 @@ def resize(
     """
     out_dtype = x.dtype if dtype is None else np.dtype(dtype)
     out_size = tuple(int(v) for v in out_size)
+    if window is not None:
+        if layout == "HWC" and x.size and band_ok(x, filters) and (
+            out_dtype != x.dtype or not _cv2_ok(x, layout, filters)
+        ):  # the band resampler's rows and columns are independent: only the window's
+            return band_resize(x, out_size, roi_lo, roi_hi, filters, out_dtype, window)
+        y, x0, h, w = (int(v) for v in window)
+        full = resize(x, layout, out_size=out_size, roi_lo=roi_lo, roi_hi=roi_hi,
+                      filters=filters, dtype=dtype)  # fmt: skip
+        return np.ascontiguousarray(full[y : y + h, x0 : x0 + w])
     if any(v == 0 for v in out_size) or x.size == 0:
         shape = list(x.shape)
         for d, a in enumerate(spatial_axes(layout)):
