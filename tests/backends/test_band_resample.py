@@ -207,3 +207,19 @@ def test_a_window_of_the_output_equals_the_crop_of_the_whole(kind: str, dtype) -
                         window=(3, 5, 20, 30))  # fmt: skip
         np.testing.assert_array_equal(part, whole[3:23, 5:35])
         assert part.flags.c_contiguous
+
+
+def test_explicit_sizes_take_the_short_road_to_the_same_window() -> None:
+    """``resize_window`` with whole-number sizes and no ROI answers without DALI's float32
+    steps; the answer equals theirs (the same window given as an explicit whole-input ROI takes
+    them)."""
+    from headrace.ops._resize_params import resize_window
+
+    rng = np.random.default_rng(8)
+    for _ in range(3000):
+        in_size = tuple(int(v) for v in rng.integers(1, 5000, 2))
+        req = tuple(float(v) for v in rng.integers(1, 2000, 2))
+        mode = ("default", "stretch")[int(rng.integers(0, 2))]
+        fast = resize_window(in_size, req, mode=mode)
+        slow = resize_window(in_size, req, mode=mode, roi_start=(0, 0), roi_end=in_size)
+        assert fast == slow, (in_size, req, mode)

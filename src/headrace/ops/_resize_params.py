@@ -209,6 +209,9 @@ class ResizeWindow:
     roi_hi: tuple[float, ...]
 
 
+_EXACT_F32 = 1 << 24  # integers below this are exact in float32
+
+
 def resize_window(
     in_size: Sequence[int],
     requested: Sequence[float],
@@ -230,6 +233,16 @@ def resize_window(
     (256, 341)
     """
     ndim = len(in_size)
+    if (  # the usual explicit size (e.g. a random crop to 224x224): whole input, exact extents
+        roi_start is None
+        and max_size is None
+        and mode in ("default", "stretch")
+        and all(r > 0 and float(r).is_integer() and r < _EXACT_F32 for r in requested)
+        and all(0 < s < _EXACT_F32 for s in in_size)
+    ):
+        return ResizeWindow(
+            tuple(int(r) for r in requested), (0.0,) * ndim, tuple(float(s) for s in in_size)
+        )
     empty_input = any(s == 0 for s in in_size)
     lo: list[np.float32] = []
     hi: list[np.float32] = []
