@@ -116,13 +116,13 @@ def decode(
     fmt = detect_format(buf)
     if fmt == "unknown":
         raise unknown_format_error(buf, op)
-    if roi is not None and fmt == "jpeg" and not use_fast_idct:
-        window = _jpeg_window(buf, roi, ot, adjust_orientation, op)
-        if window is not None:
-            img, layout = window
-            return _to_output(img, layout, ot, dt)
     try:
-        img, layout, info = _decode_raw(buf, fmt, ot, use_fast_idct, op)
+        info = probe_known(buf, fmt, op=op) if fmt == "jpeg" else None
+        if roi is not None and info is not None and not use_fast_idct:
+            window = _jpeg_window(buf, info, roi, ot, adjust_orientation)
+            if window is not None:
+                return _to_output(*window, ot, dt)
+        img, layout, info = _decode_raw(buf, fmt, ot, use_fast_idct, op, info)
     except DecodeError:
         raise
     except Exception as exc:  # codec errors: ValueError from the backends, cv2.error, ...
@@ -188,13 +188,13 @@ def peek_shape(
 
 
 def _jpeg_window(
-    buf: np.ndarray, roi: Sequence[int], ot: DALIImageType, adjust_orientation: bool, op: str
-) -> tuple[np.ndarray, str] | None:
+    buf: np.ndarray, info: ImageInfo, roi: Sequence[int], ot: DALIImageType,
+    adjust_orientation: bool,
+) -> tuple[np.ndarray, str] | None:  # fmt: skip
     """Only the window of a JPEG, when :mod:`headrace.codecs.jpeg_region` can decode it and
     the window is valid in stored coordinates (no orientation to apply); else None."""
     if not region_decoding():
         return None
-    info = probe_known(buf, "jpeg", op=op)
     if info.channels not in (1, 3) or (adjust_orientation and info.orientation != 1):
         return None
     try:
@@ -214,11 +214,13 @@ def _jpeg_window(
 
 
 def _decode_raw(
-    buf: np.ndarray, fmt: str, ot: DALIImageType, fast_idct: bool, op: str
-) -> tuple[np.ndarray, str, ImageInfo | None]:
-    """Decode unoriented pixels; returns them, their layout and the header when it was read."""
+    buf: np.ndarray, fmt: str, ot: DALIImageType, fast_idct: bool, op: str,
+    info: ImageInfo | None = None,
+) -> tuple[np.ndarray, str, ImageInfo | None]:  # fmt: skip
+    """Decode unoriented pixels; returns them, their layout and the header when it was read
+    (``info``: the header, already read)."""
     if fmt == "jpeg":
-        info = probe_known(buf, fmt, op=op)
+        info = info or probe_known(buf, fmt, op=op)
         img, layout = decode_jpeg(buf, info, ot, fast_idct=fast_idct)
         return img, layout, info
     info = probe_known(buf, fmt, op=op) if fmt == "png" else None
