@@ -214,26 +214,40 @@ def resize(
     """
     out_dtype = x.dtype if dtype is None else np.dtype(dtype)
     out_size = tuple(int(v) for v in out_size)
+    path = _path(x, layout, out_size, roi_lo, roi_hi, filters, out_dtype)
     if window is not None:
-        if layout == "HWC" and x.size and band_ok(x, filters) and (
-            out_dtype != x.dtype or not _cv2_ok(x, layout, filters)
-        ):  # the band resampler's rows and columns are independent: only the window's
+        if path == "band" and layout == "HWC":  # rows and columns independent: only the window's
             return band_resize(x, out_size, roi_lo, roi_hi, filters, out_dtype, window)
         y, x0, h, w = (int(v) for v in window)
         full = resize(x, layout, out_size=out_size, roi_lo=roi_lo, roi_hi=roi_hi,
                       filters=filters, dtype=dtype)  # fmt: skip
         return np.ascontiguousarray(full[y : y + h, x0 : x0 + w])
-    if any(v == 0 for v in out_size) or x.size == 0:
+    if path == "empty":
         shape = list(x.shape)
         for d, a in enumerate(spatial_axes(layout)):
             shape[a] = out_size[d]
         return np.zeros(shape, out_dtype)
-    if all(f.kind == "nn" for f in filters):
+    if path == "nn":
         if layout == "HWC" and _nn_remap_ok(x, out_size):
             res = _nn_remap(x, out_size, roi_lo, roi_hi)
         else:
             res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
         return res.astype(out_dtype, copy=False)
+    if path == "cv2":
+        return _cv2_linear(x, layout, out_size, roi_lo, roi_hi)
+    if path == "band":
+        return _band(x, layout, out_size, roi_lo, roi_hi, filters, out_dtype)
+    res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
+    return saturate(res, out_dtype)
+
+
+def _path(x: np.ndarray, layout: str, out_size: tuple[int, ...], roi_lo, roi_hi,
+          filters: Sequence[Filter], out_dtype: np.dtype) -> str:  # fmt: skip
+    """Which resampler ``resize`` uses: "empty", "nn", "cv2", "band" or "generic"."""
+    if any(v == 0 for v in out_size) or x.size == 0:
+        return "empty"
+    if all(f.kind == "nn" for f in filters):
+        return "nn"
     if (
         out_dtype == x.dtype
         and _cv2_ok(x, layout, filters)
@@ -241,11 +255,10 @@ def resize(
         # (within 1-2 levels), too coarse for float data, which takes the exact path
         and (x.dtype == np.uint8 or _integral_roi(roi_lo, roi_hi))
     ):
-        return _cv2_linear(x, layout, out_size, roi_lo, roi_hi)
+        return "cv2"
     if layout in ("HWC", "FHWC") and band_ok(x[0] if layout[0] == "F" else x, filters):
-        return _band(x, layout, out_size, roi_lo, roi_hi, filters, out_dtype)
-    res = _generic(x, layout, out_size, roi_lo, roi_hi, filters)
-    return saturate(res, out_dtype)
+        return "band"
+    return "generic"
 
 
 def tensor_resize(
