@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -27,6 +29,7 @@ def test_names_on_access_only() -> None:
         s[3]
     with pytest.raises(TypeError):
         hash(s)
+    assert pickle.loads(pickle.dumps(s)) == ["s5", "s2", "s9"]  # the names, not the namer
 
 
 @pytest.mark.parametrize("last_batch", ["pad", "partial", "fill"])

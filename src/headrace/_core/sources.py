@@ -54,5 +54,9 @@ class SampleSources(Sequence[str | None]):
     def __repr__(self) -> str:
         return repr(list(self))
 
+    def __reduce__(self) -> tuple[type, tuple[list[str | None]]]:
+        # pickled as the names (a list), never with the data set that names them
+        return list, (list(self),)
+
 
 __all__ = ["SampleSources"]
