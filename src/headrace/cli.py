@@ -472,8 +472,19 @@ def info_lines() -> list[str]:
         f"threads: {ndd.get_num_threads()} (set with ndd.set_num_threads or HEADRACE_NUM_THREADS;"
         f" {len(os.sched_getaffinity(0))} CPUs available)",
         f"cache: {sample_data.cache_dir()} (HEADRACE_CACHE)",
+        f"JPEG crops decode only the window: {_window_decoding()}",
     ]
     return lines
+
+
+def _window_decoding() -> str:
+    from headrace.codecs.jpeg_region import region_decoding
+
+    if region_decoding():
+        return "yes (nvImageCodec's CPU backend; HEADRACE_JPEG_ROI=0 turns it off)"
+    if os.environ.get("HEADRACE_JPEG_ROI") == "0":
+        return "no (HEADRACE_JPEG_ROI=0)"
+    return "no (pip install headrace[jpeg-roi])"
 
 
 def cmd_info(args: argparse.Namespace) -> int:
