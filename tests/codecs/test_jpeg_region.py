@@ -149,3 +149,23 @@ def test_forked_workers_decode_windows() -> None:
             if p.is_alive():
                 p.kill()
     assert [p.exitcode for p in procs] == [0, 0]
+
+
+def test_unparsable_streams_leave_no_codec_log() -> None:
+    """nvImageCodec imported by headrace logs nothing of its own (headrace falls back and raises
+    its error), and the process's environment is left as it was."""
+    code = """
+import os, numpy as np, cv2
+from headrace.codecs import decode
+jpg = cv2.imencode(".jpg", np.full((32, 48, 3), 9, np.uint8))[1]
+bad = jpg.copy(); bad[2:30] = 0x55
+try:
+    decode(bad, roi=(0, 0, 8, 8))
+except Exception as e:
+    print(type(e).__name__)
+print("PYNVIMGCODEC_VERBOSITY" in os.environ)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYNVIMGCODEC_VERBOSITY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["DecodeError", "False"], out
+    assert "nvimgcodec" not in out.stderr.lower() and "jpeg_parser" not in out.stderr, out.stderr

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 from typing import Any
 
@@ -39,15 +40,29 @@ _ENV = "HEADRACE_JPEG_ROI"
 _local = threading.local()  # one decoder per thread: a decoder is not thread-safe
 
 
+_QUIET = "PYNVIMGCODEC_VERBOSITY"  # read once, when nvImageCodec is imported
+_import_lock = threading.Lock()
+
+
 @functools.cache
 def _nvimgcodec() -> Any:
-    """The nvImageCodec module when it has everything region decoding needs, else None."""
+    """The nvImageCodec module when it has everything region decoding needs, else None.
+
+    Imported here first, it logs nothing (unless ``PYNVIMGCODEC_VERBOSITY`` says otherwise): a
+    stream it cannot parse is decoded whole instead, and that decode names the error."""
     if os.environ.get(_ENV, "1") == "0":
         return None
-    try:
-        from nvidia import nvimgcodec
-    except Exception:  # not installed, or its native libraries do not load
-        return None
+    with _import_lock:
+        quiet = _QUIET not in os.environ and "nvidia.nvimgcodec" not in sys.modules
+        if quiet:
+            os.environ[_QUIET] = "0"
+        try:
+            from nvidia import nvimgcodec
+        except Exception:  # not installed, or its native libraries do not load
+            return None
+        finally:
+            if quiet:
+                os.environ.pop(_QUIET, None)
     needed = ("Decoder", "CodeStream", "Region", "DecodeParams", "Backend", "BackendKind")
     if not all(hasattr(nvimgcodec, n) for n in needed):
         return None
