@@ -19,7 +19,7 @@ Examples
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,7 +83,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._src: tuple[Invocation, int] | None = None
         self._dense: Any = None
         self._external = False
-        self._sources: list[str | None] | None = None
+        self._sources: Sequence[str | None] | None = None
         self._kept: tuple[int, ...] | None = None
         self._step: Step | None = None
         self._ready: _ho.Ready | None = None  # CUDA data: when its producer stream wrote it
@@ -397,14 +397,14 @@ class Step:
     def __init__(self) -> None:
         self.pending: list[weakref.ref[Batch]] = []
         #: ``(op, batch size, kept indices, sources)`` of every decode that dropped samples
-        self.drops: list[tuple[str, int, tuple[int, ...], list[str | None] | None]] = []
+        self.drops: list[tuple[str, int, tuple[int, ...], Sequence[str | None] | None]] = []
 
     def watch(self, result: Batch) -> None:
         """Remember the (lazy) output of a skipping decoder fed from this step."""
         self.pending.append(weakref.ref(result))
 
     def record(
-        self, op: str, n: int, kept: tuple[int, ...], sources: list[str | None] | None
+        self, op: str, n: int, kept: tuple[int, ...], sources: Sequence[str | None] | None
     ) -> None:
         """Called by the decode kernel when it dropped samples of a batch of this step."""
         self.drops.append((op, n, tuple(kept), sources))

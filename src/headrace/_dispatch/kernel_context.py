@@ -44,7 +44,7 @@ class KernelContext:
         self.n = n
         self.rng_words = rng_words
         self.module = module  # the backend module holding this op's kernels
-        self.sources: list[str | None] | None = None
+        self.sources: Sequence[str | None] | None = None
         self.stream = stream
 
     def generator(self) -> np.random.Generator:
