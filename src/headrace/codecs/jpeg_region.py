@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["decode_region", "region_decoding"]
+__all__ = ["decode_region", "nvimgcodec_module", "region_decoding"]
 
 _ENV = "HEADRACE_JPEG_ROI"
 _local = threading.local()  # one decoder per thread: a decoder is not thread-safe
@@ -45,26 +45,36 @@ _import_lock = threading.Lock()
 
 
 @functools.cache
-def _nvimgcodec() -> Any:
-    """The nvImageCodec module when it has everything region decoding needs, else None.
+def nvimgcodec_module() -> Any:
+    """The ``nvidia.nvimgcodec`` module (GPU decoding, CPU window decoding), or ``None`` when it
+    is not installed or its native libraries do not load.
 
-    Imported here first, it logs nothing (unless ``PYNVIMGCODEC_VERBOSITY`` says otherwise): a
-    stream it cannot parse is decoded whole instead, and that decode names the error."""
-    if os.environ.get(_ENV, "1") == "0":
-        return None
+    Imported here first, it logs nothing (unless ``PYNVIMGCODEC_VERBOSITY`` says otherwise):
+    headrace handles a stream it cannot parse itself (a window is then decoded whole, and that
+    decode names the error)."""
     with _import_lock:
         quiet = _QUIET not in os.environ and "nvidia.nvimgcodec" not in sys.modules
         if quiet:
             os.environ[_QUIET] = "0"
         try:
             from nvidia import nvimgcodec
-        except Exception:  # not installed, or its native libraries do not load
+        except Exception:  # ImportError, or a wheel whose native libraries do not load
             return None
         finally:
             if quiet:
                 os.environ.pop(_QUIET, None)
+    return nvimgcodec
+
+
+@functools.cache
+def _nvimgcodec() -> Any:
+    """The nvImageCodec module when it has everything region decoding needs and it is not
+    turned off, else None."""
+    if os.environ.get(_ENV, "1") == "0":
+        return None
+    nvimgcodec = nvimgcodec_module()
     needed = ("Decoder", "CodeStream", "Region", "DecodeParams", "Backend", "BackendKind")
-    if not all(hasattr(nvimgcodec, n) for n in needed):
+    if nvimgcodec is None or not all(hasattr(nvimgcodec, n) for n in needed):
         return None
     if not hasattr(nvimgcodec.CodeStream, "get_sub_code_stream"):
         return None

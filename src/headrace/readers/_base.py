@@ -407,9 +407,8 @@ def _produce_stream(
             break
         if len(samples) == batch_size:
             made += 1
-            if not emit((samples, SampleSources(name, indices), position, skipped)):
-                return
-            if made == batches:
+            item = (samples, SampleSources(name, indices), position, skipped)
+            if not emit(item) or made == batches:
                 return
             samples, indices, skipped = [], [], 0
         if ended:
@@ -825,13 +824,11 @@ class Reader:
             lambda item: items.append(item) or True,
         )  # fmt: skip
         samples: list[Any] = []
-        sources: list[str | None] = []
-        for got, srcs, (self._epoch, self._pos), skipped in items:
+        for got, _, (self._epoch, self._pos), skipped in items:
             samples += got
-            sources += srcs
             self._skipped += skipped
-        if len(items) == 1:  # (the usual case: keep the sources unformatted)
-            sources = items[0][1]
+        # (one item, the usual case: its sources stay unformatted)
+        sources = items[0][1] if len(items) == 1 else [s for it in items for s in it[1]]
         if len(samples) < (bs or 1):
             raise RuntimeError(
                 f"Reader {self._name!r}: no readable sample left (every sample of a data epoch "

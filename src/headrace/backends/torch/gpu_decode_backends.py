@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from headrace.codecs.jpeg_region import nvimgcodec_module
+
 #: ``(y, x, height, width)``
 Roi = tuple[int, int, int, int]
 
@@ -80,16 +82,6 @@ def raw_window(roi: Roi, orientation: int, oriented_hw: tuple[int, int]) -> Roi:
 
 
 # --- nvImageCodec -------------------------------------------------------------------------------
-@functools.cache
-def nvimgcodec_module() -> Any:
-    """The ``nvidia.nvimgcodec`` module, or ``None`` when it is not installed."""
-    try:
-        from nvidia import nvimgcodec
-    except Exception:  # ImportError, or a wheel whose CUDA libraries do not load
-        return None
-    return nvimgcodec
-
-
 _decoders: dict[tuple[Any, ...], tuple[Any, threading.Lock]] = {}
 _decoders_lock = threading.Lock()
 
