@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -64,10 +65,14 @@ def lut_u8(x: np.ndarray, table: np.ndarray) -> np.ndarray:
     return cv2.LUT(flat, np.ascontiguousarray(table)).reshape(x.shape)
 
 
-
+@functools.lru_cache(maxsize=256)
 def _u8_table(scale: float, offset: float, dtype: np.dtype) -> np.ndarray:
+    """``saturate(level * scale + offset)`` for the 256 levels (made once per value: a batch's
+    samples usually share it, and each one took ~10 us holding the GIL)."""
     levels = np.arange(256, dtype=_F32)
-    return saturate(levels * _F32(scale) + _F32(offset), dtype, overwrite=True)
+    table = saturate(levels * _F32(scale) + _F32(offset), dtype, overwrite=True)
+    table.flags.writeable = False
+    return table
 
 
 def brightness_contrast(
