@@ -197,3 +197,20 @@ def test_dump_image_refuses_what_it_cannot_write(
     with pytest.raises(ndd.HeadraceError, match=r"dump_image: sample 0: .*channels"):
         ndd.dump_image(ndd.batch([np.zeros((2, 2, 2), np.uint8)], layout="HWC"))
     assert not list(tmp_path.iterdir())
+
+
+def test_cat_and_stack_of_a_big_batch_run_on_the_pool_and_name_the_bad_sample() -> None:
+    """Batches big enough for the worker threads: every sample joined in order (against numpy),
+    and a sample whose shapes do not fit is named, whichever thread met it."""
+    imgs = [RNG.integers(0, 256, (64 + i, 48, 3), dtype=np.uint8) for i in range(16)]
+    masks = [RNG.integers(0, 2, (64 + i, 48, 1), dtype=np.uint8) for i in range(16)]
+    with ndd.EvalContext(num_threads=2):
+        joined = host(ndd.cat(ndd.batch(imgs), ndd.batch(masks), axis=2))
+        stacked = host(ndd.stack(ndd.batch(imgs), ndd.batch(imgs), axis=0))
+        for i, (a, m) in enumerate(zip(imgs, masks)):
+            assert np.array_equal(joined[i], np.concatenate([a, m], axis=2))
+            assert np.array_equal(stacked[i], np.stack([a, a]))
+        bad = list(masks)
+        bad[11] = masks[11][:-1]
+        with pytest.raises(ShapeError, match=r"^cat: sample 11: shapes do not fit"):
+            ndd.cat(ndd.batch(imgs), ndd.batch(bad), axis=2).evaluate()

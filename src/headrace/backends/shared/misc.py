@@ -309,12 +309,14 @@ def _join(
     if not 0 <= axis < max(ndim, 1):
         raise InvalidArgumentError(f"{kc.name}: axis {v['axis']} is out of range.")
     join = xp.stack if new_axis else xp.concat
-    outs = []
-    for i in range(kc.n):
+
+    def one(i: int) -> Any:
         try:
-            outs.append(join([b._samples[i] for b in ins], axis))
+            return join([b._samples[i] for b in ins], axis)
         except (ValueError, RuntimeError) as e:
-            raise ShapeError(f"{kc.name}: sample {i}: shapes do not fit ({e}).") from None
+            raise ShapeError(f"{kc.name}: shapes do not fit ({e}).") from None
+
+    outs = kc.map(one, kc.worth_parallel(first._samples), chunked=True)
     lay = first._layout
     if new_axis:
         name = v["axis_name"]
