@@ -494,6 +494,28 @@ def test_random_object_bbox_matches_reference_when_one_object_qualifies(kw: dict
     assert [np.asarray(t).dtype for t in ours] == [np.asarray(t).dtype for t in ref]
 
 
+@pytest.mark.parametrize("cv_threads", [1, 4])
+def test_blob_statistics_from_opencv_equal_the_labelling_in_raster_order(cv_threads: int) -> None:
+    """1-D and 2-D masks take OpenCV's per-component boxes and areas: the same blobs, sizes and
+    order (raster order of each blob's first pixel, which ``k_largest`` ties and the random pick
+    depend on) as the labelling of any rank, also with OpenCV's own threads."""
+    from headrace.backends.cpu import segmentation as sg
+
+    rng = np.random.default_rng(5)
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(cv_threads)
+    try:
+        for t in range(60):
+            shape = [(300, 400), (1, 50), (37,), (5, 3), (257, 513)][t % 5]
+            m = rng.random(shape) < rng.uniform(0.05, 0.95)
+            want = sg._blob_boxes(*sg.label_blobs(m))
+            got = sg._blob_boxes_2d(m)
+            for w, g in zip(want, got):
+                assert w.shape == g.shape and np.array_equal(w, g)
+    finally:
+        cv2.setNumThreads(before)
+
+
 def test_random_object_bbox_volume_and_empty_mask() -> None:
     v = np.zeros((4, 5, 6), np.uint8)
     v[1:3, 2, 1:4] = 1

@@ -132,6 +132,22 @@ def _blob_boxes(labels: np.ndarray, count: int) -> Blobs:
     return lo, hi, sizes
 
 
+def _blob_boxes_2d(mask: np.ndarray) -> Blobs:
+    """:func:`_blob_boxes` of :func:`label_blobs` for a 1-D or 2-D mask, from OpenCV's
+    per-component statistics (boxes and areas): no pass over the labels (a 300x400 noisy mask:
+    ~0.5 ms instead of ~8). OpenCV numbers the components in raster order of their first pixel,
+    as :func:`label_blobs` does (checked against it in the tests)."""
+    m2 = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(
+        m2.astype(np.uint8), connectivity=4, ltype=cv2.CV_32S
+    )
+    st = stats[1:n].astype(np.intp)
+    lo = st[:, [cv2.CC_STAT_TOP, cv2.CC_STAT_LEFT]]
+    hi = lo + st[:, [cv2.CC_STAT_HEIGHT, cv2.CC_STAT_WIDTH]]
+    k = mask.ndim
+    return lo[:, 2 - k :], hi[:, 2 - k :], st[:, cv2.CC_STAT_AREA]
+
+
 def object_bbox(gen: np.random.Generator, m: np.ndarray, a: Vals) -> tuple[np.ndarray, ...]:
     """One sample of ``random_object_bbox``: ``(start, end, class)`` (int32)."""
     if m.ndim == 0 or m.size == 0:
@@ -172,7 +188,7 @@ def object_bbox(gen: np.random.Generator, m: np.ndarray, a: Vals) -> tuple[np.nd
         return whole
 
     def blobs(sel: np.ndarray) -> Blobs:
-        lo, hi, size = _blob_boxes(*label_blobs(sel))
+        lo, hi, size = _blob_boxes_2d(sel) if sel.ndim <= 2 else _blob_boxes(*label_blobs(sel))
         if thr is not None:
             keep = ((hi - lo) >= thr).all(axis=1)
             lo, hi, size = lo[keep], hi[keep], size[keep]
