@@ -219,7 +219,7 @@ def _reader_run(d, capture, epochs=2):
             imgs = ndd.resize(imgs, size=[16, 16])
             m = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
             x = ndd.crop_mirror_normalize(imgs, mirror=m, mean=[128.0] * 3, std=[50.0] * 3)
-            out.append((x.torch().numpy().copy(), labels.torch().numpy().copy()))
+            out.append((x.torch().cpu().numpy().copy(), labels.torch().cpu().numpy().copy()))
     return out, r
 
 

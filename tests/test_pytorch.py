@@ -220,7 +220,7 @@ def test_eval_pipeline_agrees_with_dali(folder: Path) -> None:
     import nvidia.dali.experimental.dynamic as dndd
 
     jpegs, labels = _first_batch(folder)
-    ours = pipelines.eval_pipeline(jpegs, labels)[0].torch().numpy()
+    ours = pipelines.eval_pipeline(jpegs, labels)[0].torch().cpu().numpy()
     data = dndd.batch([np.asarray(t.cpu()) for t in jpegs.tensors])
     ref = dndd.decoders.image(data)
     ref = dndd.resize(ref, resize_shorter=256)

@@ -89,6 +89,24 @@ def test_workers_equal_single_process(folder: Path, pipeline: str) -> None:
     _no_leftovers()
 
 
+def _current_device_types(jpegs: Any, labels: Any) -> Any:
+    """Each sample: whether the worker's current device (headrace's and torch's CUDA state) is
+    the host's."""
+    on_cpu = ndd.Device.current().device_type == "cpu"
+    cuda_up = bool(torch.cuda.is_initialized())
+    return ndd.batch([np.array([on_cpu, cuda_up])] * jpegs.batch_size), labels
+
+
+def test_workers_run_on_the_host_without_opening_cuda(folder: Path) -> None:
+    """In a worker the current device is the CPU, also where a GPU is the default (this suite
+    runs with a fake GPU): 16 workers must not open 16 CUDA contexts for a host pipeline."""
+    assert ndd.Device.current().device_type == "gpu"  # the parent's default (fake GPU)
+    loader = Loader(_reader(folder), _current_device_types, batch_size=5, num_workers=2)
+    flags = torch.cat([b[0] for b in _run(loader, 1)])
+    assert flags.shape[1] == 2 and flags[:, 0].all() and not flags[:, 1].any()
+    _no_leftovers()
+
+
 def test_default_generator_and_uneven_workers(folder: Path) -> None:
     def run(n: int) -> tuple[list[Any], Any]:
         ndd.random.set_seed(5)

@@ -110,17 +110,17 @@ def test_results_independent_of_threads_and_modes():
 
 def test_distributions():
     r = RNG(seed=0)
-    u = ndd.random.uniform(shape=[20000], range=[2, 5], rng=r).torch().numpy()
+    u = ndd.random.uniform(shape=[20000], range=[2, 5], rng=r).torch().cpu().numpy()
     assert u.dtype == np.float32 and u.min() >= 2 and u.max() < 5 and abs(u.mean() - 3.5) < 0.05
-    n = ndd.random.normal(shape=[20000], mean=1, stddev=2, rng=r).torch().numpy()
+    n = ndd.random.normal(shape=[20000], mean=1, stddev=2, rng=r).torch().cpu().numpy()
     assert abs(n.mean() - 1) < 0.06 and abs(n.std() - 2) < 0.06
-    c = ndd.random.coin_flip(shape=[20000], probability=0.3, rng=r).torch().numpy()
+    c = ndd.random.coin_flip(shape=[20000], probability=0.3, rng=r).torch().cpu().numpy()
     assert c.dtype == np.int32 and set(np.unique(c)) <= {0, 1} and abs(c.mean() - 0.3) < 0.02
-    v = ndd.random.uniform(shape=[1000], values=[1, 4], rng=r).torch().numpy()
+    v = ndd.random.uniform(shape=[1000], values=[1, 4], rng=r).torch().cpu().numpy()
     assert set(np.unique(v)) == {1.0, 4.0}
-    ch = ndd.random.choice(5, shape=[2000], rng=r).torch().numpy()
+    ch = ndd.random.choice(5, shape=[2000], rng=r).torch().cpu().numpy()
     assert set(np.unique(ch)) == set(range(5)) and ch.dtype == np.int32
-    bt = ndd.random.beta(shape=[5000], alpha=2.0, beta=5.0, rng=r).torch().numpy()
+    bt = ndd.random.beta(shape=[5000], alpha=2.0, beta=5.0, rng=r).torch().cpu().numpy()
     assert abs(bt.mean() - 2 / 7) < 0.02
 
 

@@ -158,7 +158,7 @@ def test_inputs_made_on_the_users_stream_are_waited_for() -> None:
         x = ndd.as_batch(dev, layout="HWC")  # imported on that stream
     with ndd.EvalContext(cuda_stream=torch.cuda.Stream()):
         y = ndd.flip(x, horizontal=0, vertical=1)
-        got = y.cpu().torch().numpy()
+        got = y.cpu().torch().cpu().numpy()
     np.testing.assert_array_equal(got, data[:, ::-1])
 
 
@@ -190,6 +190,33 @@ def test_upload_and_cpu_copy_round_trip_on_a_context_stream() -> None:
         x = ndd.batch(list(data), device="gpu", layout="HWC")
         y = ndd.flip(x, horizontal=1, vertical=1)
         back = y.cpu()
-    np.testing.assert_array_equal(back.torch().numpy(), data[:, ::-1, ::-1])
+    np.testing.assert_array_equal(back.torch().cpu().numpy(), data[:, ::-1, ::-1])
     t = ndd.tensor(data[0], device="gpu")
     assert t.torch().is_cuda and int(t[0, 0, 0]) == int(data[0, 0, 0, 0])
+
+
+def test_gpu_reader_outputs_and_raw_tensor_arguments_are_waited_for(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A reader's upload and a user's kernel writing a raw torch argument run on the caller's
+    stream: an op on another stream must wait for both (their ready marks)."""
+    imgs = _images(4, 256, 384, seed=3)
+    for i, im in enumerate(imgs):
+        np.save(tmp_path / f"{i}.npy", im)
+    reader = ndd.readers.Numpy(file_root=str(tmp_path), device="gpu")
+    ctx = ndd.EvalContext(cuda_stream=torch.cuda.Stream())
+    for _ in range(2):
+        torch.cuda._sleep(_BUSY)  # the default stream: the upload waits behind this
+        (arrays,) = next(iter(reader.next_epoch(batch_size=4)))
+        with ctx:
+            flipped = ndd.flip(arrays, horizontal=1, vertical=0)
+            out = flipped.torch()
+        torch.cuda.synchronize()
+        assert np.array_equal(out.cpu().numpy(), imgs[:, :, ::-1])
+    fill = torch.zeros((), device="cuda")
+    torch.cuda._sleep(_BUSY)
+    fill.fill_(3.0)  # written on the default stream after a long wait
+    with ctx:
+        b = ndd.brightness_contrast(ndd.as_batch(torch.ones((2, 2, 2, 3), device="cuda"),
+                                                 layout="HWC"), brightness=fill)  # fmt: skip
+        res = b.torch()
+    torch.cuda.synchronize()
+    assert torch.equal(res.cpu(), torch.full((2, 2, 2, 3), 3.0))

@@ -17,7 +17,7 @@ AFF3 = [(_rng.random((3, 4), dtype=np.float32) - 0.5) * 4 for _ in range(2)]
 
 
 def _np(b):
-    return [t.torch().numpy() for t in b.tensors]
+    return [t.torch().cpu().numpy() for t in b.tensors]
 
 
 def _ref(fn, inputs, **kw):
@@ -75,7 +75,7 @@ def test_matches_reference(fn, inputs, kw, atol):
 
 def test_transform_chain_feeds_coord_transform():
     m = ndd.transforms.rotation(ndd.transforms.translation(offset=[1, 0]), angle=90)
-    out = ndd.coord_transform(ndd.tensor(np.float32([[1, 0]])), MT=m).torch().numpy()
+    out = ndd.coord_transform(ndd.tensor(np.float32([[1, 0]])), MT=m).torch().cpu().numpy()
     np.testing.assert_allclose(out, [[0, 2]], atol=1e-6)
 
 

@@ -152,8 +152,9 @@ def _bind_args(
                 if v._step is not None:
                     v._step.check(v)
                 b.take_batch_size(name, v._bs if v._bs is not None else v.batch_size, batch_size)
-            elif not isinstance(v, Tensor):  # torch tensors act like Tensors
-                v = Tensor._wrap(v, _st.dtype_of(v), None, _device_of(v))
+            elif not isinstance(v, Tensor):  # torch tensors act like Tensors (CUDA ones are
+                # marked on the caller's current stream: the call waits for their writer)
+                v = Tensor._wrap(v, _st.dtype_of(v), None, _device_of(v), ready=_ho.mark(v))
             lazy_args.append((k, v))
             vals[k] = None
         else:

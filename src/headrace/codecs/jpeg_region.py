@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 import threading
@@ -47,7 +48,9 @@ _import_lock = threading.Lock()
 @functools.cache
 def nvimgcodec_module() -> Any:
     """The ``nvidia.nvimgcodec`` module (GPU decoding, CPU window decoding), or ``None`` when it
-    is not installed or its native libraries do not load.
+    is not installed, its native libraries do not load, or it is older than 0.9 (the first
+    release with everything headrace calls: code-stream regions, ``Image.buffer_kind`` and
+    ``device_id``).
 
     Imported here first, it logs nothing (unless ``PYNVIMGCODEC_VERBOSITY`` says otherwise):
     headrace handles a stream it cannot parse itself (a window is then decoded whole, and that
@@ -63,7 +66,22 @@ def nvimgcodec_module() -> Any:
         finally:
             if quiet:
                 os.environ.pop(_QUIET, None)
+    if _release(getattr(nvimgcodec, "__version__", "0")) < _MIN_RELEASE:
+        return None
     return nvimgcodec
+
+
+#: The oldest nvImageCodec release headrace uses.
+_MIN_RELEASE = (0, 9)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"0.9.0.20"`` -> ``(0, 9, 0, 20)`` (leading digits of each part; others count as 0)."""
+    parts = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
 
 
 @functools.cache

@@ -89,11 +89,18 @@ def _die_with_parent() -> None:
 
 def _fresh_exec_state(threads: int) -> None:
     """A forked child inherits the parent's thread-pool objects but not their threads: start
-    from fresh headrace contexts, with ``threads`` threads, and single-threaded torch."""
+    from fresh headrace contexts, with ``threads`` threads, and single-threaded torch. The
+    worker's current device is the CPU (not the GPU that would be the default where one
+    exists): every worker would otherwise open a CUDA context of its own (~0.5 GB of GPU memory
+    each) for a pipeline that runs on the host; an operator given ``device="gpu"`` still runs
+    there."""
     import headrace as ndd
+    from headrace._core import device as _device
     from headrace._exec import context as _context
 
     _context._local.__dict__.clear()
+    _device._stack()[:] = [_device.CPU]
+    _device._prev_cuda()[:] = [None]
     ndd.set_num_threads(threads)
     torch = sys.modules.get("torch")
     if torch is not None:

@@ -39,7 +39,10 @@ from headrace.pytorch._transfer import to_torch
 def _torch_device(device: Any) -> Any:
     import torch
 
-    dev = torch.device("cuda" if str(device) == "gpu" else device)
+    name = str(device)
+    if name == "gpu" or name.startswith("gpu:"):  # headrace's names (and Device objects)
+        name = "cuda" + name[3:]
+    dev = torch.device(name)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise InvalidArgumentError(
             f"Loader: device={device!r} was requested but torch sees no CUDA device."

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
+from headrace._core import handoff as _ho
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.device import CPU, Device
@@ -61,14 +62,16 @@ def wrap_arrays(
                     f"{sources[i]!r} gives {a.dtype} {a.ndim}-D."
                 )
         dt = _dt.from_numpy(first.dtype)
-        if on_gpu:
+        ready = None
+        if on_gpu:  # uploaded on this thread's current stream: consumers on theirs wait for it
             arrays = [_st.move(a, device, dt) for a in arrays]
+            ready = _ho.mark(arrays[0])
         if not batch:
-            t = Tensor._wrap(arrays[0], dt, None, device if on_gpu else CPU)
+            t = Tensor._wrap(arrays[0], dt, None, device if on_gpu else CPU, ready=ready)
             t._source = sources[0]
             out.append(t)
         else:
-            b = Batch._wrap(arrays, dt, None, device if on_gpu else CPU)
+            b = Batch._wrap(arrays, dt, None, device if on_gpu else CPU, ready=ready)
             b._sources = sources  # (immutable: shared by the outputs)
             out.append(b)
     return tuple(out)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
+from headrace._core import handoff as _ho
 from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.device import Device
@@ -256,14 +257,16 @@ def moved(outputs: tuple[Any, ...], device: Device) -> tuple[Any, ...]:
     if device.device_type == "cpu":
         return outputs
     res: list[Any] = []
-    for x in outputs:
+    for x in outputs:  # (uploaded on the current stream: marked for consumers on other streams)
         if isinstance(x, Tensor):
-            t = Tensor._wrap(_st.move(x._data, device, x._dtype), x._dtype, x._layout, device)
+            data = _st.move(x._data, device, x._dtype)
+            t = Tensor._wrap(data, x._dtype, x._layout, device, ready=_ho.mark(data))
             t._source = x._source
             res.append(t)
         else:
-            b = Batch._wrap([_st.move(s, device, x._dtype) for s in x._samples],
-                            x._dtype, x._layout, device)  # fmt: skip
+            samples = [_st.move(s, device, x._dtype) for s in x._samples]
+            ready = _ho.mark(samples[0]) if samples else None
+            b = Batch._wrap(samples, x._dtype, x._layout, device, ready=ready)
             b._sources = x._sources
             res.append(b)
     return tuple(res)

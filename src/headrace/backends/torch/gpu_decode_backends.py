@@ -182,13 +182,19 @@ def decode_nvimgcodec(
         if img is None:
             out.append(None)
             continue
-        if cuda and img.device_id is not None:
+        on_device = cuda and img.buffer_kind == nv.ImageBufferKind.STRIDED_DEVICE
+        if on_device:
             t = _from_dlpack(torch, img, consumer)
         else:
             t = torch.from_numpy(np.array(img.cpu(), copy=True)).to(target)
         if win is not None:
             y, x, h, w = win
             t = t[y : y + h, x : x + w]
+        if on_device:
+            # into memory torch's allocator owns, on the decoding stream: the library frees its
+            # own buffer asynchronously on that stream when the image goes, which consumers on
+            # other streams could not guard against (record_stream does not cover it)
+            t = t.clone(memory_format=torch.contiguous_format)
         out.append(t if tuple(t.shape) == j.shape else None)
     return out
 
