@@ -25,9 +25,12 @@ def _mod(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def _pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    if not a.is_floating_point() and bool((b < 0).any()):
-        return torch.trunc(torch.pow(a.double(), b.double())).to(a.dtype)
-    return torch.pow(a, b)
+    if a.is_floating_point() or b.is_floating_point():
+        return torch.pow(a, b)
+    # integers: a negative exponent goes through float64 and truncates (torch refuses it);
+    # chosen per element on the device, without reading the exponents back to the host
+    neg = torch.trunc(torch.pow(a.double(), b.double())).to(torch.result_type(a, b))
+    return torch.where(b < 0, neg, torch.pow(a, b.clamp_min(0)))
 
 
 TORCH_FUNCS: dict[str, Callable[..., Any]] = {

@@ -182,12 +182,12 @@ def _stats(xs: Sequence[torch.Tensor], axes, mean, stddev, epsilon: float, ddof:
         total = sum(x.to(torch.float64).sum(dim=dims, keepdim=True) for x in xs)
         m = total / count
     else:
-        m = torch.as_tensor(np.asarray(mean, np.float64), device=dev)
+        m = upload(np.asarray(mean, np.float64), torch.device(dev))
     if stddev is None:
         ssq = sum(((x.to(torch.float64) - m) ** 2).sum(dim=dims, keepdim=True) for x in xs)
         var = ssq / (count - ddof) if count - ddof > 0 else torch.zeros_like(ssq)
     else:
-        var = torch.as_tensor(np.asarray(stddev, np.float64), device=dev) ** 2
+        var = upload(np.asarray(stddev, np.float64), torch.device(dev)) ** 2
     var = var + epsilon
     inv = torch.where(var > 0, var.clamp_min(1e-300).rsqrt(), torch.zeros_like(var))
     return m, inv
@@ -252,7 +252,7 @@ def lookup_table(
     ...              default=0).tolist()
     [7, 8, 0, 0]
     """
-    t = torch.as_tensor(table, device=x.device)
+    t = upload(np.asarray(table), x.device)
     full = torch.cat([t, torch.full((1,), default, dtype=t.dtype, device=x.device)])
     idx = x.to(torch.int64)
     idx = torch.where((idx >= 0) & (idx < len(table)), idx, len(table))

@@ -22,6 +22,7 @@ from headrace._dispatch.args import sample_args
 from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.shared.common import affine_mt, check_coord_input, coord_flip_centers
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 Vals = dict[str, Any]
 
@@ -38,7 +39,7 @@ def coord_flip(kc: KernelContext, ins: list[Batch], args: Vals) -> tuple[Batch]:
         flip = np.flatnonzero(~np.isnan(c)).tolist()
         out = s.clone()
         if flip:
-            cen = torch.as_tensor(np.float32(2) * c[flip], device=s.device)
+            cen = upload(np.float32(2) * c[flip], s.device)
             out[:, flip] = cen - s[:, flip]
         return out
 
@@ -58,8 +59,8 @@ def coord_transform(kc: KernelContext, ins: list[Batch], args: Vals) -> tuple[Ba
         check_coord_input(kc.name, tuple(s.shape), in_dt, out_dt)
         m, t = affine_mt(sample_args(args, i), s.shape[-1])
         v = s.reshape(-1, s.shape[-1]).to(torch.float32)
-        mt = torch.as_tensor(m.T.copy(), device=s.device)
-        r = (v @ mt + torch.as_tensor(t, device=s.device)).reshape(*s.shape[:-1], m.shape[0])
+        mt = upload(m.T, s.device)
+        r = (v @ mt + upload(t, s.device)).reshape(*s.shape[:-1], m.shape[0])
         return r if out_dt == np.float32 else saturate(r, out_dtype)
 
     return (Batch._wrap(kc.map(one, parallel=False), out_dtype, x._layout, kc.device),)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
 from headrace._core import dtype as _dt
@@ -24,6 +23,7 @@ from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.shared.common import check_encoder_args
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 Vals = dict[str, Any]
 F32 = torch.float32
@@ -86,9 +86,12 @@ def _encode(
         iou = _iou(boxes, anchors)
         best_iou, best_box = iou.max(dim=0)
         match = torch.where(best_iou > v["criteria"], best_box, match)
-        # each box claims its best anchor; later boxes win a shared one (as on the CPU)
-        for j, k in enumerate(iou.argmax(dim=1).tolist()):
-            match[k] = j
+        # each box claims its best anchor; later boxes win a shared one (as on the CPU): the
+        # highest box index per anchor, on the device (no per-box loop on the host)
+        boxes_idx = torch.arange(boxes.shape[0], dtype=torch.int64, device=anchors.device)
+        claimed = torch.full((m,), -1, dtype=torch.int64, device=anchors.device)
+        claimed.scatter_reduce_(0, iou.argmax(dim=1), boxes_idx, reduce="amax")
+        match = torch.where(claimed >= 0, claimed, match)
     hit = match >= 0
     out_labels = torch.zeros(m, dtype=labels.dtype, device=labels.device)
     src = anchors
@@ -115,9 +118,8 @@ def box_encoder(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, Ba
     anchors_np, means_np, stds_np = check_encoder_args(v)
     bx, lb = ins
     dev = bx._samples[0].device if bx._samples else "cpu"
-    anchors = torch.from_numpy(anchors_np).to(dev)
-    means = torch.from_numpy(np.ascontiguousarray(means_np)).to(dev)
-    stds = torch.from_numpy(np.ascontiguousarray(stds_np)).to(dev)
+    dev = torch.device(dev)
+    anchors, means, stds = (upload(a, dev) for a in (anchors_np, means_np, stds_np))
 
     def one(i: int) -> tuple[torch.Tensor, torch.Tensor]:
         b = _boxes(bx._samples[i])

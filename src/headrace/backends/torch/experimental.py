@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from headrace.backends.torch.cast import saturate
 from headrace.backends.torch.filters import remap as _remap_hwc
 from headrace.backends.torch.image import from_planes, pad_planes, to_planes
+from headrace.backends.torch.transfer import upload
 
 
 def _morph(x, layout, perm, window, pads, border, dilation: bool) -> torch.Tensor:
@@ -165,7 +166,7 @@ def warp_perspective(
     if p.numel() == 0 or h == 0 or w == 0:
         out = torch.zeros((f, c, h, w), dtype=x.dtype, device=dev)
         return from_planes(out, perm, x.shape)
-    m = torch.as_tensor(np.asarray(matrix, np.float64), device=dev)
+    m = upload(np.asarray(matrix, np.float64), torch.device(dev))
     gy, gx = torch.meshgrid(
         torch.arange(h, dtype=torch.float64, device=dev),
         torch.arange(w, dtype=torch.float64, device=dev),
@@ -176,7 +177,7 @@ def warp_perspective(
     sx = (m[0, 0] * gx + m[0, 1] * gy + m[0, 2]) / z
     sy = (m[1, 0] * gx + m[1, 1] * gy + m[1, 2]) / z
     planes = p.reshape(f * c, h_in, w_in).to(torch.float32)
-    fills = torch.tensor(list(fill) * f, dtype=torch.float32, device=dev)[:, None, None]
+    fills = upload(np.asarray(list(fill) * f, np.float32), torch.device(dev))[:, None, None]
     if interp == "nn":
         taps_x, wx = [torch.round(sx).long()], [torch.ones_like(sx)]
         taps_y, wy = [torch.round(sy).long()], [torch.ones_like(sy)]

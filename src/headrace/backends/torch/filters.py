@@ -29,6 +29,7 @@ import torch.nn.functional as F
 
 from headrace.backends.shared import common as _common
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 
 def _conv_axis(v: torch.Tensor, w: np.ndarray, axis: int) -> torch.Tensor:
@@ -101,7 +102,7 @@ def laplacian(
 
 
 def _field(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(a)).to(like.device)
+    return upload(a, like.device)
 
 
 def noise_gaussian(
@@ -140,8 +141,8 @@ def noise_salt_and_pepper(
     0
     """
     s, p = _common.salt_pepper_masks(seed, tuple(x.shape), prob, salt_vs_pepper, channel_axis)
-    out = torch.where(_field(s, x), torch.tensor(salt, dtype=x.dtype, device=x.device), x)
-    return torch.where(_field(p, x), torch.tensor(pepper, dtype=x.dtype, device=x.device), out)
+    out = torch.where(_field(s, x), torch.full((), salt, dtype=x.dtype, device=x.device), x)
+    return torch.where(_field(p, x), torch.full((), pepper, dtype=x.dtype, device=x.device), out)
 
 
 def noise_shot(x: torch.Tensor, layout: str | None, *, seed: int, factor: float) -> torch.Tensor:
@@ -203,7 +204,7 @@ def remap(
         iy = _field(np.floor(py).astype(np.int64), x)
         ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
         out = x[torch.where(ok, iy, 0), torch.where(ok, ix, 0)]
-        fill = saturate(torch.tensor(float(fill_value)), x.dtype).to(x.device)
+        fill = upload(saturate(torch.tensor(float(fill_value)), x.dtype), x.device)
         return torch.where(ok.unsqueeze(-1), out, fill)
     gx = _field(np.asarray(px, np.float32) * np.float32(2 / w) - 1, x)
     gy = _field(np.asarray(py, np.float32) * np.float32(2 / h) - 1, x)

@@ -28,6 +28,7 @@ from headrace._core.storage import to_numpy_view
 from headrace.backends.shared import common as _common
 from headrace.backends.shared import host_pixels as _host
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 
 def to_planes(x: torch.Tensor, perm: tuple[int, ...], layout: str | None) -> torch.Tensor:
@@ -50,7 +51,7 @@ def _on_host(fn: Callable[..., np.ndarray]) -> Callable[..., torch.Tensor]:
 
     def kern(x: torch.Tensor, layout: str | None, **kw: Any) -> torch.Tensor:
         host = to_numpy_view(x.detach().cpu())
-        return torch.from_numpy(np.ascontiguousarray(fn(host, layout, **kw))).to(x.device)
+        return upload(fn(host, layout, **kw), x.device)
 
     kern.__name__ = kern.__qualname__ = fn.__name__
     kern.__doc__ = f"The CPU kernel ``{fn.__name__}`` on the host, uploaded."
@@ -77,7 +78,7 @@ def equalize(x: torch.Tensor, layout: str | None, *, perm: tuple[int, ...]) -> t
     hist = torch.zeros((flat.shape[0], 256), dtype=torch.int64, device=x.device)
     hist.scatter_add_(1, flat, torch.ones_like(flat))
     luts = np.stack([_common.equalize_lut(h) for h in hist.cpu().numpy()])
-    lut = torch.from_numpy(luts).to(x.device)
+    lut = upload(luts, x.device)
     out = torch.gather(lut, 1, flat).to(torch.uint8).reshape(p.shape)
     return from_planes(out, perm, x.shape)
 
@@ -124,7 +125,7 @@ def filter(
         out = torch.zeros((f, c, max(ho, 0), max(wo, 0)), dtype=torch.float32, device=x.device)
     else:
         padded = pad_planes(p, pads, border, fill)
-        ws = [torch.from_numpy(k).to(x.device)[None, None] for k in kernels]
+        ws = [upload(k, x.device)[None, None] for k in kernels]
         frames = [F.conv2d(padded[i][:, None], ws[i if len(ws) > 1 else 0])[:, 0] for i in range(f)]
         out = torch.stack(frames)
     return from_planes(saturate(out, dtype), perm, x.shape)

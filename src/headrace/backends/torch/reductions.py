@@ -23,6 +23,7 @@ import torch
 
 from headrace._core import dtype as _dt
 from headrace.backends.shared.common import mean_scale, reduction_identity
+from headrace.backends.torch.transfer import upload
 
 _SIGN = -(2**63)
 
@@ -84,7 +85,7 @@ def reduce(
     if kind in ("min", "max"):
         if n == 0:
             ident = np.full(kept, reduction_identity(kind, dt), dt)
-            out = torch.from_numpy(ident).to(x.device)
+            out = upload(ident, x.device)
         else:
             out = _minmax(x, kind, axes, dt)
     elif dt.kind == "f":

@@ -20,12 +20,13 @@ from headrace._core.batch import Batch
 from headrace._dispatch.args import sample_args
 from headrace.backends.shared.common import check_audio, nonsilent_bounds
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 _F32 = torch.float32
 
 
 def _mat(m: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(m, np.float32)).to(like.device)
+    return upload(np.asarray(m, np.float32), like.device)
 
 
 def preemphasis_filter(
@@ -69,7 +70,7 @@ def spectrogram(
             v = F.pad(v[None, None], (pad, pad), mode="reflect")[0, 0]
         elif reflect and v.numel() > 1:  # shorter than the padding: numpy's repeated mirror
             idx = np.pad(np.arange(v.numel()), pad, mode="reflect")
-            v = v[torch.from_numpy(idx).to(v.device)]
+            v = v[upload(idx, v.device)]
         else:
             v = F.pad(v, (pad, pad))
     if frames == 0:
@@ -109,8 +110,13 @@ def to_decibels(
 ) -> torch.Tensor:
     """``multiplier * log10(max(min_ratio, x / reference))``; reference 0: the maximum."""
     v = x.to(_F32)
-    ref = reference if reference != 0 else (float(v.max()) if v.numel() else 1.0)
-    r = v / ref if ref != 0 else torch.ones_like(v)
+    if reference != 0:
+        r = v / reference
+    elif v.numel():  # the maximum stays on the device (no read-back)
+        top = v.max()
+        r = torch.where(top != 0, v / top, torch.ones_like(v))
+    else:
+        r = v
     return multiplier * torch.log10(torch.clamp(r, min=min_ratio))
 
 
@@ -132,9 +138,8 @@ def nonsilent_region(kc: Any, inputs: list[Batch], args: dict[str, Any]) -> tupl
         b, n = nonsilent_bounds(p.cpu().numpy(), s.numel(), w, a["cutoff_db"],
                                 a["reference_power"])  # fmt: skip
         dev = s.device
-        return torch.tensor(b, dtype=torch.int32, device=dev), torch.tensor(
-            n, dtype=torch.int32, device=dev
-        )
+        return (torch.full((), b, dtype=torch.int32, device=dev),
+                torch.full((), n, dtype=torch.int32, device=dev))
 
     res = kc.map(one)
     return (

@@ -20,6 +20,7 @@ from headrace.backends.shared import host
 from headrace.backends.shared import utilities as U
 from headrace.backends.shared.misc import bind
 from headrace.backends.torch.misc import TorchXP
+from headrace.backends.torch.transfer import upload
 
 
 class TorchUtilityXP(TorchXP):
@@ -31,7 +32,7 @@ class TorchUtilityXP(TorchXP):
 
     @staticmethod
     def take(a: torch.Tensor, index: Sequence[int]) -> torch.Tensor:
-        return a[torch.as_tensor(list(index), dtype=torch.int64, device=a.device)]
+        return a[upload(list(index), a.device, torch.int64)]
 
 
 permute_batch = bind(U.permute_batch, TorchUtilityXP)

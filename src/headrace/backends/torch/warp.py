@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from headrace.backends.torch.cast import saturate
+from headrace.backends.torch.transfer import upload
 
 
 def source_grid(
@@ -34,7 +35,7 @@ def source_grid(
     [[[[-0.5, 0.0], [0.5, 0.0]]]]
     """
     h, w = out_hw
-    m = torch.as_tensor(np.asarray(matrix, np.float64), device=device)
+    m = upload(np.asarray(matrix, np.float64), torch.device(device))
     ys = torch.arange(h, dtype=torch.float64, device=device) + 0.5
     xs = torch.arange(w, dtype=torch.float64, device=device) + 0.5
     gy, gx = torch.meshgrid(ys, xs, indexing="ij")
