@@ -130,6 +130,10 @@ def interp_type(value: object) -> DALIInterpType:
         raise ValueError(f"Unknown interpolation type {value!r}.") from None
 
 
+#: The image types by upper-case name (a decoder's ``output_type`` is read once per sample).
+_IMAGE_TYPES_BY_NAME = {m.name.upper(): m for m in DALIImageType}
+
+
 def image_type(value: object) -> DALIImageType:
     """Normalise a colour-space argument (enum, int or name such as ``"rgb"``).
 
@@ -141,9 +145,9 @@ def image_type(value: object) -> DALIImageType:
     if isinstance(value, DALIImageType):
         return value
     if isinstance(value, str):
-        for member in DALIImageType:
-            if member.name.upper() == value.upper():
-                return member
+        member = _IMAGE_TYPES_BY_NAME.get(value.upper())
+        if member is not None:
+            return member
         names = ", ".join(m.name for m in DALIImageType)
         raise ValueError(f"Unknown image type {value!r}. Use one of {names}.")
     try:
