@@ -122,8 +122,8 @@ def test_dense_outputs_and_types_survive_a_chain(chains):
 
 
 def test_samples_of_other_shapes_leave_the_dense_output(chains):
-    """The dense output is laid out for the first sample's plan; a sample planned to another
-    shape is made apart and the batch is then ragged, with the values of the call-by-call run."""
+    """Samples planned to different shapes: the chain's output is ragged, with the values of
+    the call-by-call run."""
     rng = np.random.default_rng(8)
     imgs = [rng.integers(0, 256, (20 + 3 * i, 30, 3), dtype=np.uint8) for i in range(5)]
     sizes = [[12, 16], [12, 16], [10, 14], [12, 16], [9, 9]]
@@ -141,31 +141,6 @@ def test_samples_of_other_shapes_leave_the_dense_output(chains):
         want = _arrays(run())
     for g, w in zip(got, want):
         assert np.array_equal(g, w)
-
-
-def test_each_sample_is_planned_by_the_thread_that_runs_it(chains, monkeypatch):
-    """A chain makes a sample's plans on the worker thread taking it through the stages: the
-    planning is spread over the pool, not done up front on the calling thread."""
-    import dataclasses
-
-    from headrace.ops.geometry import RESIZE
-
-    threads: set[str] = set()
-    real = RESIZE.planned.plan
-
-    def probe(*args, **kw):  # a probe: records the thread, computes the real plan
-        threads.add(threading.current_thread().name)
-        return real(*args, **kw)
-
-    monkeypatch.setattr(RESIZE, "planned", dataclasses.replace(RESIZE.planned, plan=probe))
-    rng = np.random.default_rng(2)
-    imgs = [rng.integers(0, 256, (200 + i, 300 - i, 3), dtype=np.uint8) for i in range(32)]
-    with ndd.EvalContext(num_threads=2), ndd.EvalMode.deferred:
-        x = ndd.resize(ndd.batch(imgs, layout="HWC"), size=(64, 64))
-        y = ndd.crop_mirror_normalize(x, crop=(48, 48), dtype=ndd.float32)
-        t = y.torch()
-    assert chains == [("resize", "crop_mirror_normalize")] and tuple(t.shape) == (32, 3, 48, 48)
-    assert any(name.startswith("headrace-pool") for name in threads), threads
 
 
 def test_batch_statistics_are_never_chained(chains):

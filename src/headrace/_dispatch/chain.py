@@ -3,11 +3,10 @@
 Run one operator at a time, a batch goes through every operator's thread-pool hand-off and each
 intermediate result leaves the cache before the next operator reads it (32 spectrograms are
 ~13 MB). When the calls of a chain are still pending, the thread that runs the last one runs
-them all together instead: each pool thread takes a sample through all the stages while it is
-in its cache, making that sample's plans on the way, from shapes alone (a plan needs no pixels,
-and gives its output's shape and type), so planning is spread over the threads too (random
-stages draw theirs first, in sample order). Every stage still gets its own plans, random draws
-and checks, so the results are those of the operator-by-operator run. An intermediate
+them all together instead: the plans of every stage are made first, from shapes alone (a plan
+needs no pixels, and gives its output's shape and type), then each pool thread takes a sample
+through all the stages while it is in its cache. Every stage still gets its own plans, random
+draws and checks, so the results are those of the operator-by-operator run. An intermediate
 batch that something still refers to (a user's variable, another call) is kept; the others are
 dropped as soon as the next stage has read them (less memory traffic: ~8% on the speech
 pipeline) — and should one be asked for after all, its call runs again and gives the same
@@ -51,6 +50,7 @@ from headrace._dispatch.planned import (
     KernelPlan,
     Planned,
     default_layout,
+    dense_slab,
     make_plans,
     wrap,
 )
@@ -142,15 +142,9 @@ def can_stage(spec: Planned | None, module: Any, kernel: str, dev: Device, ins: 
 
 
 class _Planned:
-    """One stage, planned: its context, arguments, layouts, plans and the output type.
+    """One stage, planned: its context, arguments, layouts, plans and the output type."""
 
-    Plans are made per sample when first asked for (:class:`~.planned.LazySamples`), so each
-    is made by the worker thread that runs its sample; the first one is made here and fixes
-    the output type, and the dense output (``slab``) is laid out for its shape. A sample whose
-    plan differs is made apart (``off_slab``): the batch is then not dense."""
-
-    __slots__ = ("dtype", "kc", "lay", "off_slab", "out_lay", "plans", "pushed", "slab", "stage",
-                 "vals")  # fmt: skip
+    __slots__ = ("dtype", "kc", "lay", "out_lay", "plans", "slab", "stage", "vals")
 
     def __init__(self, stage: Stage, x: Batch, sources: Any, dense: bool = True) -> None:
         spec = stage.spec
@@ -162,59 +156,31 @@ class _Planned:
         if spec.prepare is not None:
             vals = spec.prepare(kc, [x], vals)
         lay = default_layout(x._layout, x.ndim, spec.layouts)
-        plans = make_plans(kc, spec, x, lay, vals, lazy=True)
-        first = plans[0] if len(plans) else None
+        plans = make_plans(kc, spec, x, lay, vals)
+        plans = [plans[i] for i in range(len(plans))]  # all made now, on this thread
         self.stage, self.kc, self.vals, self.lay, self.plans = stage, kc, vals, lay, plans
         self.out_lay = lay if spec.out_layout is None else spec.out_layout(lay, plans, vals)
-        dt = first.dtype if first is not None and first.dtype is not None else None
+        dt = plans[0].dtype if plans and plans[0].dtype is not None else None
         self.dtype = np.dtype(dt) if dt is not None else x._dtype.numpy
-        self.pushed: dict[int, KernelPlan] = {}  # plans restricted to what the next stage reads
-        self.off_slab = False
-        self.slab = None
-        if spec.dense and dense and dt is not None and kc.device.device_type == "cpu":
-            self.slab = np.empty((len(plans), *first.shape), dt)  # type: ignore[union-attr]
-
-    def plan(self, i: int) -> Any:
-        """Sample ``i``'s plan (restricted to a window when :func:`_push_window` did)."""
-        p = self.pushed.get(i)
-        return self.plans[i] if p is None else p
+        if any(p.dtype is not None and np.dtype(p.dtype) != self.dtype for p in plans):
+            raise _Mismatch  # one batch has one type
+        self.slab = dense_slab(kc, plans) if spec.dense and dense else None
 
     def shapes(self) -> Batch:
-        """The output as stand-ins: what the next stage plans from (each made on demand)."""
-        return Batch._wrap(_ShapesOf(self.plans), _dt.from_numpy(self.dtype), self.out_lay,
-                           self.kc.device)  # type: ignore[arg-type]  # fmt: skip
+        """The output as stand-ins: what the next stage plans from."""
+        shaped = [_Shaped(tuple(p.shape)) for p in self.plans]
+        return Batch._wrap(shaped, _dt.from_numpy(self.dtype), self.out_lay, self.kc.device)
 
     def run(self, i: int, sample: Any) -> Any:
-        plan = self.plan(i)
+        plan = self.plans[i]
         pixel = self.stage.pixel
-        slab = self.slab
-        if slab is not None and tuple(plan.shape) == slab.shape[1:]:
-            out = pixel(sample, self.lay, out=slab[i], **plan.kwargs)
+        if self.slab is not None:
+            out = pixel(sample, self.lay, out=self.slab[i], **plan.kwargs)
         else:
-            self.off_slab = slab is not None
             out = pixel(sample, self.lay, **plan.kwargs)
         if out.dtype != self.dtype or tuple(out.shape) != tuple(plan.shape):
             raise _Mismatch
         return out
-
-    def dense(self) -> Any:
-        """The dense output, unless a sample was made apart from it."""
-        return None if self.off_slab else self.slab
-
-
-class _ShapesOf(Sequence[_Shaped]):
-    """The output shapes of a stage's plans as stand-in samples, each made when first read."""
-
-    __slots__ = ("_plans",)
-
-    def __init__(self, plans: Sequence[Any]) -> None:
-        self._plans = plans
-
-    def __len__(self) -> int:
-        return len(self._plans)
-
-    def __getitem__(self, i: int) -> _Shaped:  # type: ignore[override]
-        return _Shaped(tuple(self._plans[i].shape))
 
 
 def _claim_chain(last: Stage) -> list[Invocation]:
@@ -276,28 +242,31 @@ def _observable(consumer: Stage) -> bool:
     return sys.getrefcount(consumer.x) > _OWN_REFERENCES
 
 
-def _push_window(producer: _Planned, consumer: _Planned, i: int) -> None:
-    """Where the consumer reads only a box of sample ``i`` (a crop inside the image), let the
+def _push_windows(producer: _Planned, consumer: _Planned) -> None:
+    """Where the consumer reads only a box of a sample (a crop inside the image), let the
     producer make just that box, and the consumer read all of it (e.g. resize then
     crop_mirror_normalize: the resize computes only the crop's rows and columns)."""
-    plan = consumer.plan(i)
-    anchor, extent = plan.kwargs["anchor"], plan.kwargs["shape"]
-    made = producer.plan(i)
-    hi = tuple(a + e for a, e in zip(anchor, extent))
-    if (
-        len(anchor) != len(made.shape)
-        or min(anchor) < 0
-        or any(h > m for h, m in zip(hi, made.shape))
-        or tuple(extent) == tuple(made.shape)
-    ):
+    restrict = producer.stage.spec.restrict
+    if restrict is None or not consumer.stage.spec.reads_window:
         return
-    part = producer.stage.spec.restrict(made, producer.lay, tuple(anchor), hi)  # type: ignore[misc]
-    if part is None or tuple(part.shape) != tuple(extent):
-        return
-    producer.pushed[i] = part
-    consumer.pushed[i] = KernelPlan(
-        plan.shape, plan.dtype, {**plan.kwargs, "anchor": (0,) * len(anchor)}
-    )
+    for i, plan in enumerate(consumer.plans):
+        anchor, extent = plan.kwargs["anchor"], plan.kwargs["shape"]
+        made = producer.plans[i].shape
+        hi = tuple(a + e for a, e in zip(anchor, extent))
+        if (
+            len(anchor) != len(made)
+            or min(anchor) < 0
+            or any(h > m for h, m in zip(hi, made))
+            or tuple(extent) == tuple(made)
+        ):
+            continue
+        part = restrict(producer.plans[i], producer.lay, tuple(anchor), hi)
+        if part is None or tuple(part.shape) != tuple(extent):
+            continue
+        producer.plans[i] = part
+        consumer.plans[i] = KernelPlan(
+            plan.shape, plan.dtype, {**plan.kwargs, "anchor": (0,) * len(anchor)}
+        )
 
 
 def _run_sample_major(
@@ -316,17 +285,11 @@ def _run_sample_major(
     n = len(samples)
     if any(len(p.plans) != n for p in planned):
         raise _Mismatch
-    pushes = [  # nobody else sees stage j's output: make only what stage j+1 reads
-        (planned[j], planned[j + 1])
-        for j in range(len(planned) - 1)
-        if not keep[j]
-        and planned[j].stage.spec.restrict is not None
-        and planned[j + 1].stage.spec.reads_window
-    ]
+    for j in range(len(planned) - 1):
+        if not keep[j]:  # nobody else sees stage j's output: make only what stage j+1 reads
+            _push_windows(planned[j], planned[j + 1])
 
     def one(i: int) -> list[Any]:
-        for producer, consumer in pushes:
-            _push_window(producer, consumer, i)
         s = samples[i]
         outs = []
         for p, k in zip(planned, keep):
@@ -343,7 +306,7 @@ def _run_sample_major(
         if not keep[j]:
             out.append(None)
             continue
-        b = wrap(p.kc, [r[j] for r in per_sample], p.plans, x, p.out_lay, p.dense())
+        b = wrap(p.kc, [r[j] for r in per_sample], p.plans, x, p.out_lay, p.slab)
         out.append(b)
         x = b
     return out

@@ -263,11 +263,9 @@ def _in_dtype(x: Batch) -> np.dtype | None:
         return None
 
 
-def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals: Vals,
-               lazy: bool = False) -> Sequence[Any]:  # fmt: skip
-    """One plan per sample (errors name the sample). Random specs draw theirs now, in sample
-    order; the others are made when first read (all now for ``light`` specs, unless ``lazy``:
-    a chain makes each sample's plans on the thread that runs the sample)."""
+def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals: Vals
+               ) -> Sequence[Any]:  # fmt: skip
+    """One plan per sample (errors name the sample)."""
     samples = x._samples
     assert samples is not None
     in_dt = _in_dtype(x)
@@ -303,7 +301,7 @@ def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals
             return cached_plan(name, plan, tuple(samples[i].shape), lay, in_dt,
                                sample_args(vals, i))  # fmt: skip
 
-    if spec.light and not lazy:
+    if spec.light:
         return kc.map(one, parallel=False)
     return LazySamples(one, len(samples))
 
