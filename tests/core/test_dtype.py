@@ -106,3 +106,24 @@ def test_python_data_narrowing_but_arrays_keep_type():
     assert ndd.tensor(np.float64(1.0)).dtype is ndd.float64
     assert ndd.tensor(np.zeros(2, np.int64)).dtype is ndd.int64
     assert ndd.tensor([ndd.types.INTERP_CUBIC]).dtype is ndd.InterpType
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_bfloat16_casts_and_prints_its_values_against_torch(device: str) -> None:
+    """bfloat16 on the host is stored as its bits: casts to and from it convert the values (as
+    torch rounds them: to nearest, ties to even) and printing shows the values, on both
+    devices (the GPU's storage is torch's own bfloat16)."""
+    vals = np.array([1.5, 2.25, -3.0, 1.00390625, 1.01171875, 65504.0, -1e-3, 0.0], np.float32)
+    x = ndd.as_tensor(vals, device=device)
+    y = ndd.cast(x, dtype=ndd.bfloat16)
+    want = torch.from_numpy(vals).to(torch.bfloat16)
+    assert torch.equal(y.torch().cpu(), want)
+    back = ndd.cast(y, dtype=ndd.float32).torch().cpu()
+    assert torch.equal(back, want.float())
+    ints = ndd.cast(ndd.cast(ndd.as_tensor(np.array([3, 300, -7], np.int32), device=device),
+                             dtype=ndd.bfloat16), dtype=ndd.uint8)  # fmt: skip
+    assert ints.torch().cpu().tolist() == [3, 255, 0]
+    shown = repr(y)
+    assert "1.5" in shown and "-3." in shown and "dtype=bfloat16" in shown
+    batch = ndd.cast(ndd.batch([vals[:2]], device=device), dtype=ndd.bfloat16)
+    assert "[1.5 , 2.25]" in repr(batch)

@@ -337,7 +337,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         body = ",\n".join(
             "    "
             + np.array2string(
-                np.asarray(s if isinstance(s, np.ndarray) else s.cpu()),
+                _st.for_display(s, self._dtype),
                 separator=", ",
                 prefix="    ",
             )

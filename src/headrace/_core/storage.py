@@ -129,6 +129,52 @@ def to_numpy_view(t: Any) -> np.ndarray:
     return t.numpy()
 
 
+def for_display(arr: Any, dtype: _dt.DType) -> np.ndarray:
+    """A host numpy array of ``arr``'s values for printing (bfloat16 as float32 values, not
+    their bits; GPU data copied to the host).
+
+    Examples
+    --------
+    >>> for_display(np.array([16320], np.uint16), _dt.bfloat16).tolist()
+    [1.5]
+    """
+    if not isinstance(arr, np.ndarray):  # torch (GPU or fake-GPU) storage
+        t = arr.detach()
+        if t.dtype == sys.modules["torch"].bfloat16:
+            t = t.float()
+        return np.asarray(t.cpu().numpy())
+    return bf16_to_float32(arr) if dtype is _dt.bfloat16 else arr
+
+
+def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
+    """The values of bfloat16 data stored on the host as its bits (uint16): exact, float32.
+
+    Examples
+    --------
+    >>> bf16_to_float32(np.array([16320, 49152], np.uint16)).tolist()
+    [1.5, -2.0]
+    """
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def float32_to_bf16(values: np.ndarray) -> np.ndarray:
+    """float32 ``values`` rounded to bfloat16 (to nearest, ties to even; NaN stays NaN), as the
+    bits the host stores (uint16), the rounding torch uses.
+
+    Examples
+    --------
+    >>> float32_to_bf16(np.array([1.5, 1.00390625, 1.01171875], np.float32)).tolist()
+    [16320, 16256, 16258]
+    """
+    f = np.ascontiguousarray(values, np.float32)
+    u = f.view(np.uint32)
+    bits = ((u + (0x7FFF + ((u >> 16) & 1))) >> 16).astype(np.uint16)
+    nan = np.isnan(f)
+    if nan.any():
+        bits[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)  # quiet NaN, sign kept
+    return bits
+
+
 def numpy_to_torch(arr: np.ndarray, dtype: _dt.DType | None = None) -> Any:
     """A torch view of a numpy array (read-only arrays are shared with the warning silenced)."""
     torch = require_torch()

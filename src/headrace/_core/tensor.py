@@ -338,7 +338,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     def __repr__(self) -> str:
         arr = self._consumable()
         body = np.array2string(
-            np.asarray(arr.cpu() if not isinstance(arr, np.ndarray) else arr),
+            _st.for_display(arr, self._dtype),
             separator=", ",
             prefix="    ",
         )

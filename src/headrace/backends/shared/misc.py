@@ -24,6 +24,7 @@ import numpy as np
 
 from headrace._core import dtype as _dt
 from headrace._core import indexing as _ix
+from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.device import Device
 from headrace._core.errors import InvalidArgumentError, ShapeError
@@ -158,7 +159,20 @@ def copy(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Ba
 def cast(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
     """``cast``: every sample converted to ``dtype``."""
     x, dt = ins[0], v["dtype"]
-    return out_batch(kc, kc.map_samples(lambda a: xp.cast(a, dt), x._samples), dt, x._layout)
+    src = x._dtype
+    if src is not _dt.bfloat16 and dt is not _dt.bfloat16:
+        return out_batch(kc, kc.map_samples(lambda a: xp.cast(a, dt), x._samples), dt, x._layout)
+
+    def one(a: Any) -> Any:
+        if not isinstance(a, np.ndarray):  # torch storage holds real bfloat16
+            return xp.cast(a, dt)
+        # the host stores bfloat16 as its bits: through float32 values
+        f = _st.bf16_to_float32(a) if src is _dt.bfloat16 else a
+        if dt is _dt.bfloat16:
+            return _st.float32_to_bf16(f.astype(np.float32, copy=False))
+        return xp.cast(f, dt)
+
+    return out_batch(kc, kc.map_samples(one, x._samples), dt, x._layout)
 
 
 def reshape(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
