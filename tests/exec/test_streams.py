@@ -73,12 +73,13 @@ def test_context_stream_precedence_explicit_current_default_lazy() -> None:
     assert ndd.EvalContext(device_id=0).cuda_stream != lazy  # every context owns its own
 
     ndd.set_default_stream(31)
-    assert ctx.cuda_stream == 31  # the device's default beats the lazily made one
+    assert ctx.cuda_stream is lazy  # a context keeps the stream it has (as the reference)
+    assert ndd.EvalContext(device_id=0).cuda_stream == 31  # contexts made now take the default
     ndd.set_current_stream(32)
     assert ndd.get_current_stream() == 32
     assert ndd.EvalContext.default().cuda_stream == 32  # the thread's default context follows
     assert ndd.EvalContext(device_id=0).cuda_stream == 32  # so do contexts made from now on
-    assert ctx.cuda_stream == 31  # contexts made before keep theirs
+    assert ctx.cuda_stream is lazy  # contexts made before keep theirs
     explicit = ndd.stream()
     with ndd.EvalContext(cuda_stream=explicit) as ectx:
         assert ndd.EvalContext.current() is ectx and ectx.cuda_stream is explicit

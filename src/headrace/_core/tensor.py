@@ -286,7 +286,10 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         consumer = _ho.dlpack_consumer(stream, arr)
         if consumer is not None:
             _ho.wait(self._ready, [arr], consumer)
-        return arr.__dlpack__(stream=-1, **kwargs)  # synchronised above
+        import torch
+
+        with torch.cuda.device(arr.device):  # torch exports only from the current device
+            return arr.__dlpack__(stream=-1, **kwargs)  # synchronised above
 
     def __dlpack_device__(self) -> tuple[int, int]:
         arr = self._resolved_data()

@@ -113,6 +113,15 @@ def _single_threaded_opencv() -> None:
     cv2.setNumThreads(1)
 
 
+def _cuda_device_now() -> int:
+    """torch's current CUDA device on a machine with CUDA (else -1: nothing to follow)."""
+    if not _device_module._real_gpu_count():
+        return -1
+    import torch
+
+    return int(torch.cuda.current_device())
+
+
 class ThreadPool:
     """A pool of worker threads for per-sample work; the calling thread works too.
 
@@ -342,8 +351,8 @@ class EvalContext:
     cuda_stream : object, optional
         The stream GPU operators of this context run on (a :class:`Stream`, torch stream,
         ``__cuda_stream__`` object or raw handle). Default: the thread's current stream when
-        the context is created, else the device's default stream, else one created on first
-        use and kept by the context.
+        the context is created, else the device's default stream then, else one created on
+        first use and kept by the context (streams set later do not move it).
     thread_pool : ThreadPool, optional
         An existing pool to run per-sample work on (shareable between contexts); excludes
         ``num_threads`` and must belong to the same ``device_id``.
@@ -396,9 +405,13 @@ class EvalContext:
         if cuda_stream is not None:
             cuda_stream = _streams.stream(stream=cuda_stream, device_id=device_id)
         self._cuda_stream: _streams.Stream | None = cuda_stream
-        # a context made while the thread has a current stream uses it (set_current_stream)
+        # a context made while the thread has a current stream (set_current_stream), else while
+        # the device has a default one (set_default_stream), keeps it: fixed now, as the
+        # reference does, so that setting either later does not move this context's work
         self._inherited_stream = (
-            _streams.thread_current_stream(device_id) if device_id is not None else None
+            _streams.thread_current_stream(device_id) or _streams.get_default_stream(device_id)
+            if device_id is not None
+            else None
         )
         self._lazy_stream: _streams.Stream | None = None
         self._is_default = False
@@ -433,7 +446,7 @@ class EvalContext:
             return s
         if self._is_default:
             return _streams.default_context_stream(self._device_id)
-        s = self._inherited_stream or _streams.get_default_stream(self._device_id)
+        s = self._inherited_stream
         if s is not None:
             return s
         s = self._lazy_stream
@@ -537,11 +550,13 @@ class EvalContext:
         if s:
             return s[-1]
         if not getattr(_dev_local, "stack", None):  # no device entered: cached default
+            key = _cuda_device_now()  # (torch.cuda.set_device moves it: DALI follows)
             d = getattr(_local, "plain_default", None)
-            if d is not None:
-                return d
-            d = _local.plain_default = EvalContext.default()
-            return d
+            if d is not None and d[0] == key:
+                return d[1]  # type: ignore[no-any-return]
+            ctx = EvalContext.default()
+            _local.plain_default = (key, ctx)
+            return ctx
         return EvalContext.default()
 
     @staticmethod

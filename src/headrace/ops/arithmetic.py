@@ -101,5 +101,6 @@ def arithmetic(name: str, *operands: Any) -> Any:
             f"Cannot mix GPU and CPU inputs. Operator `{name}`: an operand is not on the "
             f"requested device ({where}); move them with .gpu() or .cpu()."
         )
-    device = "gpu" if "gpu" in kinds else None
+    # on the GPU: the first GPU operand's device (not the current one, which may differ)
+    device = next((o.device for o in ops if o.device.device_type == "gpu"), None)
     return ARITH.call(ops, device=device, expression=name)

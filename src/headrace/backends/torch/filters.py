@@ -35,7 +35,7 @@ from headrace.backends.torch.transfer import upload
 def _conv_axis(v: torch.Tensor, w: np.ndarray, axis: int) -> torch.Tensor:
     r = (w.size - 1) // 2
     n = v.shape[axis]
-    idx = torch.as_tensor(_common.reflect101_indices(n, r), device=v.device)
+    idx = upload(_common.reflect101_indices(n, r), v.device)
     p = v.index_select(axis, idx)
     out = p.narrow(axis, 0, n) * float(w[0])
     for k in range(1, w.size):

@@ -91,8 +91,8 @@ def pad_planes(v: torch.Tensor, pads: tuple[int, int, int, int], border: str,
         return v
     if border == "constant":
         return F.pad(v, (left, right, top, bottom), value=float(fill))
-    iy = torch.as_tensor(_common.padded_indices(v.shape[-2], top, bottom, border), device=v.device)
-    ix = torch.as_tensor(_common.padded_indices(v.shape[-1], left, right, border), device=v.device)
+    iy = upload(_common.padded_indices(v.shape[-2], top, bottom, border), v.device)
+    ix = upload(_common.padded_indices(v.shape[-1], left, right, border), v.device)
     return v.index_select(-2, iy).index_select(-1, ix)
 
 

@@ -64,11 +64,8 @@ class TorchXP:
     @staticmethod
     def one_hot(labels: torch.Tensor, n: int, on: float, off: float, dt: _dt.DType) -> torch.Tensor:
         hot = labels.to(torch.int64)[..., None] == torch.arange(n, device=labels.device)
-        out = torch.where(
-            hot,
-            torch.tensor(on, dtype=torch.float64, device=labels.device),
-            torch.tensor(off, dtype=torch.float64, device=labels.device),
-        )
+        f64 = {"dtype": torch.float64, "device": labels.device}  # made on the device
+        out = torch.where(hot, torch.full((), on, **f64), torch.full((), off, **f64))
         return out.to(_dt.to_torch_dtype(dt))
 
     @staticmethod

@@ -36,10 +36,10 @@ def preemphasis_filter(
     v = x.to(_F32)
     if v.numel() == 0:
         return saturate(v, dtype)
-    c = torch.tensor(coeff, dtype=_F32)
+    c = torch.tensor(coeff, dtype=_F32)  # a 0-d host tensor: applied as a scalar (no copy)
     first = {"zero": torch.zeros_like(v[:1]), "clamp": v[:1],
              "reflect": v[1:2] if v.numel() > 1 else v[:1]}[border]  # fmt: skip
-    out = v - c.to(v.device) * torch.cat([first, v[:-1]])
+    out = v - c * torch.cat([first, v[:-1]])
     return out if np.dtype(dtype) == np.float32 else saturate(out, dtype)
 
 
