@@ -167,3 +167,28 @@ def test_batch_of_arrays_keeps_them_and_checks_kinds() -> None:
     with pytest.raises(Exception, match="Unsupported numpy dtype"):
         ndd.batch([np.zeros(2, np.complex64), np.zeros(2, np.complex64)])
     assert ndd.batch(xs, dtype=ndd.float32).dtype == ndd.float32
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_tensors_and_batches_pickle_and_copy_without_their_ready_marks(device: str) -> None:
+    """Pickling or copying keeps the values (a pending result is computed first) and drops
+    what does not pickle: a GPU result's ready mark holds a CUDA event and stream (stood in
+    for here by locks, which do not pickle either), its producer call and step bookkeeping."""
+    import copy
+    import pickle
+    import threading
+
+    def values(x):  # type: ignore[no-untyped-def]
+        parts = x.tensors if isinstance(x, ndd.Batch) else [x]
+        return [np.asarray(p.torch().cpu()) for p in parts]
+
+    imgs = [np.arange(24, dtype=np.uint8).reshape(2, 4, 3) + i for i in range(3)]
+    lazy = ndd.flip(ndd.batch(imgs, layout="HWC", device=device), horizontal=1)
+    plain = ndd.as_tensor(np.arange(5, dtype=np.int32), device=device)
+    for x in (lazy, plain, lazy.select(1)):
+        want = values(x)
+        object.__setattr__(x, "_ready", (threading.Lock(), threading.Lock()))
+        for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), copy.copy(x)):
+            assert y._ready is None
+            assert (y.device, y.dtype, y.layout) == (x.device, x.dtype, x.layout)
+            assert all(np.array_equal(a, b) for a, b in zip(values(y), want, strict=True))

@@ -331,6 +331,16 @@ class Batch(ArithmeticMixin, DeviceMixin):
             t = t.clone()
         return t
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """Pickling and copying: the samples once written (GPU results are waited for on the
+        current stream), without the ready mark (CUDA events do not pickle), producer or step
+        bookkeeping."""
+        samples = self._resolved()
+        _ho.wait_on_current(self._ready, samples)
+        state = {k: getattr(self, k) for k in self.__slots__ if k != "__weakref__"}
+        state.update(_samples=samples, _ready=None, _src=None, _step=None, _kept=None)
+        return None, state
+
     def __repr__(self) -> str:
         samples = self._resolved()
         _ho.wait_on_current(self._ready, samples)

@@ -338,6 +338,14 @@ class Tensor(ArithmeticMixin, DeviceMixin):
             raise TypeError("Only integer tensors can be used as an index.")
         return int(self.item())
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """Pickling and copying: the data once written (a GPU result is waited for on the
+        current stream), without its ready mark (CUDA events do not pickle) or producer."""
+        data = self._consumable()
+        state = {k: getattr(self, k) for k in self.__slots__ if k != "__weakref__"}
+        state.update(_data=data, _ready=None, _src=None)
+        return None, state
+
     def __repr__(self) -> str:
         arr = self._consumable()
         body = np.array2string(
