@@ -363,3 +363,22 @@ def test_repeated_random_call_site_counts_as_captured_while_traced():
             first, again = [ndd.random.uniform(batch_size=4, rng=rng) for _ in range(2)]
             flags.append((ndd.capture.is_captured(first), ndd.capture.is_captured(again)))
     assert flags == [(True, True), (True, False), (True, False)]
+
+
+def test_the_pipeline_thread_computes_on_the_body_s_device() -> None:
+    """The steps computed ahead run on the device current in the loop body, not on the default
+    a new thread would start with (here a GPU: the suite fakes one), e.g. feeders read there."""
+    seen: list[tuple[str, str]] = []
+
+    def feed() -> ndd.Batch:
+        seen.append((threading.current_thread().name, ndd.Device.current().device_type))
+        return ndd.batch([np.zeros(2, np.float32)] * 4)
+
+    data = [ndd.batch([np.full(3, i, np.float32)] * 4) for i in range(5)]
+    driver, feeder = ndd.ExternalSource(source=iter(data)), ndd.ExternalSource(source=feed)
+    assert ndd.Device.current().device_type == "gpu"  # the default outside
+    with ndd.Device("cpu"):
+        for x in driver.captured(4):
+            ndd.cat(x, feeder(), axis=0).evaluate()
+    assert [d for _, d in seen] == ["cpu"] * 5
+    assert {t for t, _ in seen[1:]} == {"headrace-capture"}  # computed ahead, in the pipeline

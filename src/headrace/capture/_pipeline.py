@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from headrace._core.batch import Batch
+from headrace._core.device import Device
 from headrace._core.eval_mode import EvalMode
 from headrace._exec.producer import END, Channel, Producer
 from headrace._rng import RNG
@@ -108,10 +109,13 @@ class Pipeline:
         self._producer: Producer | None = None
 
     def start(self, source: Iterator[Any]) -> None:
-        """Start computing steps from ``source``."""
+        """Start computing steps from ``source``, on the device current here (the thread's
+        device is per thread: a new one would start on the first GPU)."""
+        # (the thread must not reach this pipeline: a dropped pipeline ends its thread)
         produce = partial(
-            _produce, self.nodes, self.feeders, self.scheds, self.batch_size, source
-        )  # the thread must not reach this pipeline (a dropped pipeline ends its thread)
+            _produce, self.nodes, self.feeders, self.scheds, self.batch_size, source,
+            Device.current(),
+        )  # fmt: skip
         self._producer = Producer(produce, self.depth, THREAD_NAME)
 
     def next_step(self) -> Step | None:
@@ -129,6 +133,19 @@ class Pipeline:
 
 
 def _produce(
+    nodes: list[Node],
+    feeders: list[Any],
+    scheds: list[ScheduledRNG],
+    batch_size: int,
+    source: Iterator[Any],
+    device: Device,
+    emit: Channel,
+) -> None:
+    with device:  # the body's device (the thread's default context follows it)
+        _produce_steps(nodes, feeders, scheds, batch_size, source, emit)
+
+
+def _produce_steps(
     nodes: list[Node],
     feeders: list[Any],
     scheds: list[ScheduledRNG],
