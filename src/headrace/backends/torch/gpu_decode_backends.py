@@ -232,20 +232,41 @@ def decode_torchvision(jobs: list[Job], target: Any, *, gray: bool) -> list[Any]
     """Decode all ``jobs`` with one batched ``decode_jpeg(list, device=...)`` call (nvJPEG on
     CUDA), then cut each window on the device. A batch the library refuses is retried sample
     by sample, so one bad file only sends itself to the host."""
+    import torch
+
     from headrace._core.storage import numpy_to_torch
 
     decode_jpeg, mode_enum = torchvision_decode_jpeg()
     mode = mode_enum.GRAY if gray else mode_enum.RGB
     datas = [numpy_to_torch(np.ascontiguousarray(j.data)) for j in jobs]
-    try:
-        chw: list[Any] = list(decode_jpeg(datas, mode=mode, device=target))
-    except RuntimeError:
-        chw = []
-        for d in datas:
-            try:
-                chw.append(decode_jpeg(d, mode=mode, device=target))
-            except RuntimeError:
-                chw.append(None)
+
+    def decode_all() -> list[Any]:
+        try:
+            return list(decode_jpeg(datas, mode=mode, device=target))
+        except RuntimeError:
+            chw = []
+            for d in datas:
+                try:
+                    chw.append(decode_jpeg(d, mode=mode, device=target))
+                except RuntimeError:
+                    chw.append(None)
+            return chw
+
+    if target.type != "cuda":
+        chw = decode_all()
+    else:
+        # torchvision writes its outputs from its own stream without ordering them after the
+        # caller's stream, where the memory was allocated: decode on a side stream that waits
+        # for the call's stream, then order the call's stream after it
+        cur = torch.cuda.current_stream(target)
+        side = _side_stream(torch, target)
+        side.wait_stream(cur)
+        with torch.cuda.stream(side):
+            chw = decode_all()
+        cur.wait_stream(side)
+        for t in chw:
+            if t is not None:
+                t.record_stream(cur)
     out: list[Any] = []
     for j, t in zip(jobs, chw):
         if t is None:
@@ -257,6 +278,18 @@ def decode_torchvision(jobs: list[Job], target: Any, *, gray: bool) -> list[Any]
             hwc = hwc[y : y + h, x : x + w]
         out.append(hwc if tuple(hwc.shape) == j.shape else None)
     return out
+
+
+_SIDE_STREAMS: dict[int, Any] = {}
+
+
+def _side_stream(torch: Any, device: Any) -> Any:
+    """The stream torchvision decodes on for ``device`` (one per GPU, made on first use)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    s = _SIDE_STREAMS.get(index)
+    if s is None:
+        s = _SIDE_STREAMS[index] = torch.cuda.Stream(device=index)
+    return s
 
 
 __all__ = [
