@@ -128,14 +128,19 @@ def decode_nvimgcodec(
 ) -> list[Any]:
     """Decode all ``jobs`` with one ``Decoder.decode`` call (windows as code-stream regions).
 
-    On CUDA the images stay in nvImageCodec's device buffers, shared with torch through
-    DLPack on the current stream (no copy); on the CPU (no CUDA) they are copied.
+    On CUDA the library decodes on a side stream of the GPU, which waits for nothing queued on
+    the call's stream (so decoding the next batch overlaps the operators still running on this
+    one); the call's stream waits for the decode and copies the images into memory torch owns
+    (whole images: one copy for the batch), and the side stream waits for those copies before
+    the library frees its buffers there. On the CPU (no CUDA) the images are copied.
     """
     import torch
 
     nv = nvimgcodec_module()
     cuda = target.type == "cuda"
-    dev_id = (target.index or 0) if cuda else None
+    if cuda and target.index is None:
+        target = torch.device("cuda", torch.cuda.current_device())
+    dev_id = target.index if cuda else None
     dec, lock = _nvimgcodec_decoder(dev_id, hw_load, fancy)
     # whole images as arrays (nvImageCodec makes the code streams without Python objects),
     # windows as regions of a code stream
@@ -153,7 +158,9 @@ def decode_nvimgcodec(
         color_spec=nv.ColorSpec.GRAY if gray else nv.ColorSpec.SRGB,
         allow_any_depth=False,
     )
-    stream = torch.cuda.current_stream(target).cuda_stream if cuda else 0
+    cur = torch.cuda.current_stream(target) if cuda else None
+    side = _side_stream(torch, target) if cuda else None
+    stream = side.cuda_stream if side is not None else 0
     with lock:
         imgs: list[Any] = list(dec.decode(srcs, params=params, cuda_stream=stream))
         if not regions:
@@ -172,10 +179,11 @@ def decode_nvimgcodec(
                                cuda_stream=stream)  # fmt: skip
             for k, im in zip(redo, whole):
                 imgs[k] = None if im is None else _Window(im, jobs[k].raw)
-    # DLPack's name of the legacy default stream is 1 (what torch.from_dlpack passes)
-    consumer = stream or 1
+    # the call's stream waits for the decode (DLPack's name of the legacy default stream is 1)
+    consumer = (cur.cuda_stream or 1) if cur is not None else 1
     out: list[Any] = []
-    for j, img in zip(jobs, imgs):
+    whole: list[tuple[int, Any]] = []  # device images copied together below
+    for k, (j, img) in enumerate(zip(jobs, imgs)):
         win = None
         if isinstance(img, _Window):
             img, win = img.image, img.raw
@@ -191,11 +199,22 @@ def decode_nvimgcodec(
             y, x, h, w = win
             t = t[y : y + h, x : x + w]
         if on_device:
-            # into memory torch's allocator owns, on the decoding stream: the library frees its
-            # own buffer asynchronously on that stream when the image goes, which consumers on
-            # other streams could not guard against (record_stream does not cover it)
+            # into memory torch's allocator owns: the library frees its own buffers
+            # asynchronously on its stream, which consumers elsewhere could not guard against
+            if win is None and t.is_contiguous():
+                whole.append((k, t))
+                out.append(None)
+                continue
             t = t.clone(memory_format=torch.contiguous_format)
         out.append(t if tuple(t.shape) == j.shape else None)
+    if whole:  # one copy for the whole images: each a view of the batch's buffer
+        flat = torch.cat([t.reshape(-1) for _, t in whole])
+        for (k, t), part in zip(whole, torch.split(flat, [t.numel() for _, t in whole])):
+            out[k] = part.view(t.shape) if tuple(t.shape) == jobs[k].shape else None
+    if cur is not None and side is not None:
+        copied = torch.cuda.Event()
+        copied.record(cur)
+        side.wait_event(copied)  # the library's buffers are freed there once the copies are done
     return out
 
 
