@@ -22,6 +22,9 @@ grep -E "^(FAILED|ERROR)|[0-9]+ (passed|failed)" "$OUT/suite_cuda.log" | tail -6
 echo "== GPU bench"
 timeout 60 python3 bench/gpu.py --data "$D" --reps 3 --threads 16 2>&1 \
   | grep -E "^(RESULT|RATIO|#)" | tee "$OUT/gpu.log"
+echo "== GPU profile (eval: hw_decoder_load=1.0 A/B, then one epoch under torch.profiler)"
+timeout 60 python3 bench/gpu.py --data "$D" --reps 2 --threads 16 --rows eval --profile 2>&1 \
+  | tee "$OUT/gpu_profile.log" | grep -E "^(RESULT|#)|Self CUDA|cuda" | head -30
 echo "== scaling (img/s, cores; PEAK: MiB of all processes)"
 for P in eval train; do for C in "2 0" "16 0" "2 8" "1 16" "1 16 b"; do set -- $C
   timeout 20 python3 -m headrace.cli bench "$D" --result-line --pipeline $P --threads $1 \

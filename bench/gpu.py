@@ -86,13 +86,13 @@ def v2_finish(imgs: list[Any], tf: Any) -> Any:
     return (torch.stack([tf(im) for im in imgs]).float() - mean) / std
 
 
-def headrace_pipeline(variant: str, batches: list[Any]) -> Callable[[], None]:
+def headrace_pipeline(variant: str, batches: list[Any], **decoder: Any) -> Callable[[], None]:
     import headrace as ndd
 
     def epoch() -> None:
         for jpegs in batches:
             if variant == "eval":
-                img = ndd.decoders.image(jpegs, device="gpu")
+                img = ndd.decoders.image(jpegs, device="gpu", **decoder)
                 img = ndd.resize(img, resize_shorter=256)
                 img = ndd.crop_mirror_normalize(img, crop=(224, 224), mean=MEAN, std=STD,
                                                 dtype=ndd.float32, output_layout="CHW")
@@ -138,6 +138,9 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=4, help="epochs per row (the first is warm-up)")
     ap.add_argument("--threads", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--rows", default="decode,ops,eval,train")
+    ap.add_argument("--profile", action="store_true",
+                    help="also: the eval pipeline with hw_decoder_load=1.0, and one eval epoch "
+                         "under torch.profiler (the busiest kernels and host calls)")
     a = ap.parse_args()
 
     import torch
@@ -204,13 +207,40 @@ def main() -> None:
             measure("torchvision-nvjpeg", variant, n, torchvision_pipeline(variant, tens), a.reps)
         if have_nvi:
             measure("nvimgcodec", variant, n, nvimgcodec_pipeline(variant, blobs), a.reps)
+    if a.profile:
+        profile(hr, n, a.reps)
     for row in rows:
         ours = RESULTS.get((row, "headrace"))
-        others = {k[1]: v for k, v in RESULTS.items() if k[0] == row and k[1] != "headrace"}
+        others = {k[1]: v for k, v in RESULTS.items()
+                  if k[0] == row and not k[1].startswith("headrace")}  # fmt: skip
         if ours and others:
             best = max(others, key=others.__getitem__)
             print(f"RATIO {row}: headrace / {best} = {ours / others[best]:.2f}x "
                   f"({ours:.0f} vs {others[best]:.0f} img/s)", flush=True)
+
+
+def profile(hr: list[Any], n: int, reps: int) -> None:
+    """The eval pipeline with all JPEGs on the hardware decoder, then one eval epoch under
+    torch.profiler: where the GPU time goes, and whether decoding overlaps the operators."""
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    measure("headrace-hw1.0", "eval", n, headrace_pipeline("eval", hr, hw_decoder_load=1.0), reps)
+    epoch = headrace_pipeline("eval", hr)
+    epoch()
+    cuda = torch.cuda.is_available()
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    sync()
+    t0 = time.perf_counter()
+    with torch_profile(activities=acts) as prof:
+        epoch()
+        sync()
+    wall = time.perf_counter() - t0
+    key = "self_cuda_time_total" if cuda else "self_cpu_time_total"
+    print(f"# profiled eval epoch: {n / wall:.0f} img/s under the profiler", flush=True)
+    print(prof.key_averages().table(sort_by=key, row_limit=18, max_name_column_width=60),
+          flush=True)
 
 
 if __name__ == "__main__":
