@@ -1,12 +1,12 @@
 #!/bin/bash
 # One prepared run for a session that has the GPU machine (H200 + 16 cores): the project's suite on
 # real CUDA, the GPU bench, the 16-core scaling rows, and the GIL figure, each with a time limit so
-# the whole run stays under ~6 minutes. Results land in $OUT (or ./device-out).
+# the whole run stays under ~8 minutes. Results land in $OUT (or ./device-out).
 #
 # Wheels the machine lacks travel in .whl/ (git-ignored); fetch them here first (see
 # ../shared/bench/README.md): simplejpeg soundfile cffi pycparser nvidia-nvimgcodec-cu13
 # "nvidia-nvjpeg>=13" py-spy, for python 3.12 manylinux. Then, with the device tool:
-#   run(command="bash bench/device_check.sh", carry=[".whl"], timeout_s=420)
+#   run(command="bash bench/device_check.sh", carry=[".whl"], timeout_s=560)
 set -u
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
 if ls .whl/*.whl >/dev/null 2>&1; then
