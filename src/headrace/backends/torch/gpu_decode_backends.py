@@ -182,7 +182,7 @@ def decode_nvimgcodec(
     # the call's stream waits for the decode (DLPack's name of the legacy default stream is 1)
     consumer = (cur.cuda_stream or 1) if cur is not None else 1
     out: list[Any] = []
-    whole: list[tuple[int, Any]] = []  # device images copied together below
+    together: list[tuple[int, Any]] = []  # whole device images, copied together below
     for k, (j, img) in enumerate(zip(jobs, imgs)):
         win = None
         if isinstance(img, _Window):
@@ -202,14 +202,14 @@ def decode_nvimgcodec(
             # into memory torch's allocator owns: the library frees its own buffers
             # asynchronously on its stream, which consumers elsewhere could not guard against
             if win is None and t.is_contiguous():
-                whole.append((k, t))
+                together.append((k, t))
                 out.append(None)
                 continue
             t = t.clone(memory_format=torch.contiguous_format)
         out.append(t if tuple(t.shape) == j.shape else None)
-    if whole:  # one copy for the whole images: each a view of the batch's buffer
-        flat = torch.cat([t.reshape(-1) for _, t in whole])
-        for (k, t), part in zip(whole, torch.split(flat, [t.numel() for _, t in whole])):
+    if together:  # one copy for the whole images: each a view of the batch's buffer
+        flat = torch.cat([t.reshape(-1) for _, t in together])
+        for (k, t), part in zip(together, torch.split(flat, [t.numel() for _, t in together])):
             out[k] = part.view(t.shape) if tuple(t.shape) == jobs[k].shape else None
     if cur is not None and side is not None:
         copied = torch.cuda.Event()
