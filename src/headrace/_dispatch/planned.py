@@ -207,21 +207,32 @@ def check_dtype_alias(op: str, vals: Vals) -> None:
         )
 
 
+def _frozen(value: Any) -> Any:
+    """An argument value as a hashable cache-key part (arrays by shape and bytes)."""
+    return (value.shape, value.tobytes()) if type(value) is np.ndarray else value
+
+
+def args_key(vals: Vals) -> tuple[Any, ...]:
+    """The arguments of a call as a hashable key: names and values (arrays by shape and
+    bytes); raises ``TypeError`` for an unhashable value when the key is hashed."""
+    return (*vals, *map(_frozen, vals.values()))
+
+
 def cached_plan(op: str, plan: Callable[..., Any], shape: tuple[int, ...], layout: Any,
-                in_dt: Any, vals: Vals) -> Any:  # fmt: skip
+                in_dt: Any, vals: Vals, key: tuple[Any, ...] | None = None) -> Any:  # fmt: skip
     """``plan(shape, layout, in_dt, **plan_args(op, vals))``, memoised across calls (plans are
-    pure). The key holds the raw argument values, so a hit costs no argument conversion."""
+    pure). The key holds the raw argument values, so a hit costs no argument conversion;
+    ``key``: :func:`args_key` of ``vals``, when the caller made it already (once per call)."""
     try:
-        frozen = [(v.shape, v.tobytes()) if type(v) is np.ndarray else v for v in vals.values()]
-        key = (plan, shape, layout, in_dt, *vals, *frozen)  # names too: the order may vary
-        hit = _PLAN_CACHE.get(key)
+        full = (plan, shape, layout, in_dt, args_key(vals) if key is None else key)
+        hit = _PLAN_CACHE.get(full)
     except TypeError:  # an unhashable argument value: no caching
         return plan(shape, layout, in_dt, **plan_args(op, vals))
     if hit is None:
         hit = plan(shape, layout, in_dt, **plan_args(op, vals))
         if len(_PLAN_CACHE) >= PLAN_CACHE_SIZE:
             _PLAN_CACHE.clear()
-        _PLAN_CACHE[key] = hit
+        _PLAN_CACHE[full] = hit
     return hit
 
 
@@ -287,19 +298,25 @@ def make_plans(kc: KernelContext, spec: Planned, x: Batch, lay: str | None, vals
         )
     if not per:
         seen: dict[tuple[int, ...], Any] = {}
+        key = args_key(vals)  # (once per call)
 
         def one(i: int) -> Any:
             shp = tuple(samples[i].shape)
             p = seen.get(shp)
             if p is None:
-                p = seen[shp] = cached_plan(name, plan, shp, lay, in_dt, vals)
+                p = seen[shp] = cached_plan(name, plan, shp, lay, in_dt, vals, key)
             return p
 
     else:  # per-sample arguments: each sample's own values key the cache
+        shared = {k: v for k, v in vals.items() if type(v) is not PerSample}
+        varying = [(k, v) for k, v in vals.items() if type(v) is PerSample]
+        shared_key = args_key(shared)  # (once per call)
 
         def one(i: int) -> Any:
+            own = {k: v[i] for k, v in varying}
+            key = (shared_key, *own, *map(_frozen, own.values()))
             return cached_plan(name, plan, tuple(samples[i].shape), lay, in_dt,
-                               sample_args(vals, i))  # fmt: skip
+                               {**shared, **own}, key)  # fmt: skip
 
     if spec.light:
         return kc.map(one, parallel=False)
