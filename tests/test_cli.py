@@ -300,3 +300,17 @@ def test_bench_runs_without_pytorch(monkeypatch, capsys, tmp_path):
                      "--no-progress"]) == 0  # fmt: skip
     assert "numpy arrays" in capsys.readouterr().out
     assert cli.main(["bench", str(tmp_path), "--compare", "--no-progress"]) == 2
+
+
+def test_info_says_when_nvimgcodec_is_too_old(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed nvImageCodec older than 0.9 is shown as not used (headrace treats it as
+    absent), a current one by its version."""
+    import headrace.cli as cli
+
+    def installed(version: str):  # type: ignore[no-untyped-def]
+        return lambda *dists: version if "nvidia-nvimgcodec-cu12" in dists else None
+
+    monkeypatch.setattr(cli, "_first_version", installed("0.7.0"))
+    assert cli._nvimgcodec_version() == "0.7.0 (too old, not used: headrace needs >= 0.9)"
+    monkeypatch.setattr(cli, "_first_version", installed("0.9.1"))
+    assert cli._nvimgcodec_version() == "0.9.1"

@@ -434,8 +434,7 @@ def info_lines() -> list[str]:
         ("Pillow", _version("pillow") or missing),
         ("soundfile", _version("soundfile") or missing),
         ("astropy (FITS reader)", _version("astropy") or missing),
-        ("nvImageCodec (GPU decoding, CPU window decoding)",
-         _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13") or missing),
+        ("nvImageCodec (GPU decoding, CPU window decoding)", _nvimgcodec_version() or missing),
         ("CV-CUDA", _first_version("cvcuda-cu12", "cvcuda-cu13") or missing),
         ("lmdb (readers.Caffe, Caffe2)", _version("lmdb") or missing),
         ("protobuf (readers.Caffe, Caffe2, TFRecord)", _version("protobuf") or missing),
@@ -475,6 +474,17 @@ def info_lines() -> list[str]:
         f"JPEG crops decode only the window: {_window_decoding()}",
     ]
     return lines
+
+
+def _nvimgcodec_version() -> str | None:
+    """nvImageCodec's version, saying so when headrace will not use it (older than 0.9)."""
+    from headrace.codecs.jpeg_region import MIN_NVIMGCODEC, release
+
+    v = _first_version("nvidia-nvimgcodec-cu12", "nvidia-nvimgcodec-cu13")
+    if v is not None and release(v) < MIN_NVIMGCODEC:
+        wanted = ".".join(map(str, MIN_NVIMGCODEC))
+        return f"{v} (too old, not used: headrace needs >= {wanted})"
+    return v
 
 
 def _window_decoding() -> str:

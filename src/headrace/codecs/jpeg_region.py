@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["decode_region", "nvimgcodec_module", "region_decoding"]
+__all__ = ["MIN_NVIMGCODEC", "decode_region", "nvimgcodec_module", "region_decoding", "release"]
 
 _ENV = "HEADRACE_JPEG_ROI"
 _local = threading.local()  # one decoder per thread: a decoder is not thread-safe
@@ -66,17 +66,23 @@ def nvimgcodec_module() -> Any:
         finally:
             if quiet:
                 os.environ.pop(_QUIET, None)
-    if _release(getattr(nvimgcodec, "__version__", "0")) < _MIN_RELEASE:
+    if release(getattr(nvimgcodec, "__version__", "0")) < MIN_NVIMGCODEC:
         return None
     return nvimgcodec
 
 
 #: The oldest nvImageCodec release headrace uses.
-_MIN_RELEASE = (0, 9)
+MIN_NVIMGCODEC = (0, 9)
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """``"0.9.0.20"`` -> ``(0, 9, 0, 20)`` (leading digits of each part; others count as 0)."""
+def release(version: str) -> tuple[int, ...]:
+    """A version as numbers, for comparisons (leading digits of each part; others count as 0).
+
+    Examples
+    --------
+    >>> release("0.9.0.20"), release("1.0rc1") >= MIN_NVIMGCODEC
+    ((0, 9, 0, 20), True)
+    """
     parts = []
     for part in version.split("."):
         digits = "".join(itertools.takewhile(str.isdigit, part))
