@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import random
+import threading
 from functools import partial
 from pathlib import Path
 
@@ -258,8 +259,16 @@ def test_random_resized_crop_window_rule() -> None:
 
 def test_baseline_loader_runs_with_workers(folder: Path) -> None:
     imgs = bm.list_images(folder, limit=6)
-    loader = bm.baseline_loader(imgs, "train", batch_size=4, workers=2)
-    out = list(loader)
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait)  # another thread: forking now could hang a child
+    busy.start()
+    try:
+        loader = bm.baseline_loader(imgs, "train", batch_size=4, workers=2)
+        assert loader.multiprocessing_context.get_start_method() == "forkserver"
+        out = list(loader)
+    finally:
+        stop.set()
+        busy.join()
     assert [tuple(x.shape) for x, _ in out] == [(4, 3, 224, 224), (2, 3, 224, 224)]
     assert sorted(torch.cat([y for _, y in out]).tolist()) == sorted(imgs.labels)
 

@@ -456,13 +456,21 @@ def baseline_loader(
     seed: int = 0,
     persistent: bool = False,
 ) -> Any:
-    """``torch.utils.data.DataLoader`` over :class:`PillowImageFolder` (fork workers;
-    ``persistent`` keeps them across epochs, so their memory can be read at the end)."""
+    """``torch.utils.data.DataLoader`` over :class:`PillowImageFolder` (fork workers, as users
+    get by default; ``persistent`` keeps them across epochs, so their memory can be read at the
+    end). A process that already runs other threads (a test session, a notebook) starts them
+    from a fork server instead: a child forked while another thread holds a lock can hang."""
+    import multiprocessing as mp
+    import threading
+
     import torch
     import torch.utils.data
 
     g = torch.Generator()
     g.manual_seed(seed)
+    context = None
+    if workers and threading.active_count() > 1 and "forkserver" in mp.get_all_start_methods():
+        context = "forkserver"
     return torch.utils.data.DataLoader(
         PillowImageFolder(images, pipeline),
         batch_size=batch_size,
@@ -471,6 +479,7 @@ def baseline_loader(
         worker_init_fn=_worker_init,
         generator=g,
         persistent_workers=persistent and workers > 0,
+        multiprocessing_context=context,
     )
 
 
