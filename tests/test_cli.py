@@ -75,7 +75,9 @@ def test_bench_compare(folder: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert rc == 0
     ours, theirs = _table_rate(out, "headrace"), _table_rate(out, "DataLoader+Pillow")
     m = re.search(r"headrace is ([\d.]+)x the DataLoader", out)
-    assert m and float(m.group(1)) == pytest.approx(ours / theirs, rel=0.01)
+    assert m  # the ratio of the unrounded rates: within the table's rounding (0.05 img/s)
+    lo, hi = (ours - 0.05) / (theirs + 0.05), (ours + 0.05) / max(theirs - 0.05, 1e-9)
+    assert lo * 0.99 <= float(m.group(1)) <= hi * 1.01
 
 
 def test_bench_fake_gpu(folder: Path, capsys: pytest.CaptureFixture[str],
