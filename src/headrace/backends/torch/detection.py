@@ -117,8 +117,7 @@ def box_encoder(kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch, Ba
     """``box_encoder`` on torch boxes."""
     anchors_np, means_np, stds_np = check_encoder_args(v)
     bx, lb = ins
-    dev = bx._samples[0].device if bx._samples else "cpu"
-    dev = torch.device(dev)
+    dev = bx._samples[0].device if bx._samples else torch.device("cpu")
     anchors, means, stds = (upload(a, dev) for a in (anchors_np, means_np, stds_np))
 
     def one(i: int) -> tuple[torch.Tensor, torch.Tensor]:
