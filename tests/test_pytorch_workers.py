@@ -23,7 +23,8 @@ torch = pytest.importorskip("torch")
 
 import headrace as ndd  # noqa: E402
 from headrace import pipelines, sample_data  # noqa: E402
-from headrace.pytorch import Loader, _shm  # noqa: E402
+from headrace._exec import shm as _shm  # noqa: E402
+from headrace.pytorch import Loader  # noqa: E402
 from headrace.pytorch._rng_schedule import ScheduleError  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

@@ -5,9 +5,6 @@
   replaced by a key (its index), so that worker and parent agree on which generator is which.
 * :func:`stateful_foreign_rng`: finds generators whose draws workers cannot reproduce (numpy's,
   Python's ``random``, torch's) among what the function holds.
-* :func:`error_payload` / :func:`rebuild_error`: a worker's exception, re-raised in the parent
-  with its type and message (headrace's errors are often of a per-call subclass that pickle
-  cannot name, so the nearest importable class is sent).
 * :func:`to_torch`: one pipeline output (or a structure of them) as torch tensors on a device.
 * :func:`split_outputs` / :func:`join_outputs`: a result structure (tuple, list, dict) with its
   tensors taken out, and put back.
@@ -22,11 +19,9 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 import io
 import pickle
 import random
-import traceback
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -165,60 +160,6 @@ def _names(code: types.CodeType) -> list[str]:
     return names
 
 
-# --- errors ------------------------------------------------------------------------------------
-class RemoteTraceback(Exception):
-    """The traceback of an exception raised in a worker process (its ``__cause__``)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-def _importable(cls: type) -> type:
-    for c in cls.__mro__:
-        try:
-            mod = importlib.import_module(c.__module__)
-            obj: Any = mod
-            for part in c.__qualname__.split("."):
-                obj = getattr(obj, part)
-        except (ImportError, AttributeError):
-            continue
-        if obj is c:
-            return c
-    return RuntimeError  # pragma: no cover - object is importable
-
-
-def error_payload(e: BaseException) -> tuple[str, str, str, dict[str, Any], str]:
-    """What the parent needs to re-raise ``e``: class, message, attributes, traceback."""
-    cls = _importable(type(e))
-    attrs = {}
-    for k, v in getattr(e, "__dict__", {}).items():
-        try:
-            pickle.dumps(v)
-        except Exception:
-            continue
-        attrs[k] = v
-    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    return cls.__module__, cls.__qualname__, str(e), attrs, tb
-
-
-def rebuild_error(payload: tuple[str, str, str, dict[str, Any], str], note: str) -> BaseException:
-    """The exception described by :func:`error_payload`, with ``note`` added and the worker's
-    traceback as its cause."""
-    module, qualname, message, attrs, tb = payload
-    cls: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        cls = getattr(cls, part)
-    exc = cls.__new__(cls)
-    exc.args = (message,)
-    try:
-        exc.__dict__.update(attrs)
-    except AttributeError:  # pragma: no cover - no __dict__
-        pass
-    exc.add_note(note)
-    exc.__cause__ = RemoteTraceback(f"\n\nin the worker process:\n{tb}")
-    return exc  # type: ignore[no-any-return]
-
-
 # --- result structures ------------------------------------------------------------------------
 class _Leaf:
     __slots__ = ("index",)
@@ -261,11 +202,8 @@ def join_outputs(spec: Any, tensors: list[Any]) -> Any:
 
 
 __all__ = [
-    "RemoteTraceback",
-    "error_payload",
     "join_outputs",
     "pickle_function",
-    "rebuild_error",
     "split_outputs",
     "stateful_foreign_rng",
     "unpickle_function",

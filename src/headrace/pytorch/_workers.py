@@ -19,92 +19,21 @@ from __future__ import annotations
 
 import collections
 import gc
-import multiprocessing as mp
 import os
-import signal
-import sys
 import weakref
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from headrace._core.errors import InvalidArgumentError
+from headrace._exec import shm as _shm
+from headrace._exec.workers import error_payload, rebuild_error, stop_workers, worker_setup
 from headrace._rng import RNG, get_default_rng
-from headrace.pytorch import _shm, _transfer
+from headrace.pytorch import _transfer
 from headrace.pytorch._plan import epoch_plan, reads_in_workers
 from headrace.pytorch._rng_schedule import DEFAULT, Schedule, ScheduleError
 
 SLOTS_PER_WORKER = 2
 """Batches in flight per worker (each in its own shared-memory slot)."""
-
-_JOIN_S = 2.0
-
-
-# --- start method -------------------------------------------------------------------------------
-def cuda_initialized() -> bool:
-    """Whether this process has initialised CUDA through torch (fork is then unsafe)."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return False
-    try:
-        return bool(torch.cuda.is_initialized())
-    except Exception:  # pragma: no cover - broken torch
-        return False
-
-
-def resolve_context(context: Any) -> Any:
-    """The multiprocessing context: the one given (name or context), else ``"fork"`` when
-    available and CUDA is not initialised here, else ``"forkserver"``, else ``"spawn"``."""
-    if context is not None and not isinstance(context, str):
-        if not hasattr(context, "Process") or not hasattr(context, "get_start_method"):
-            raise InvalidArgumentError(
-                "Loader: multiprocessing_context must be a start-method name ('fork', "
-                f"'forkserver', 'spawn') or a multiprocessing context (got {context!r})."
-            )
-        return context
-    methods = mp.get_all_start_methods()
-    if context is not None:
-        if context not in methods:
-            raise InvalidArgumentError(
-                f"Loader: multiprocessing_context={context!r} is not available here "
-                f"(choose from {methods})."
-            )
-        return mp.get_context(context)
-    if "fork" in methods and not cuda_initialized():
-        return mp.get_context("fork")
-    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-# --- the worker process ------------------------------------------------------------------------
-def _die_with_parent() -> None:
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except Exception:  # pragma: no cover - no prctl
-            pass
-
-
-def _fresh_exec_state(threads: int) -> None:
-    """A forked child inherits the parent's thread-pool objects but not their threads: start
-    from fresh headrace contexts, with ``threads`` threads, and single-threaded torch. The
-    worker's current device is the CPU (not the GPU that would be the default where one
-    exists): every worker would otherwise open a CUDA context of its own (~0.5 GB of GPU memory
-    each) for a pipeline that runs on the host; an operator given ``device="gpu"`` still runs
-    there."""
-    import headrace as ndd
-    from headrace._core import device as _device
-    from headrace._exec import context as _context
-
-    _context._local.__dict__.clear()
-    _device._stack()[:] = [_device.CPU]
-    _device._prev_cuda()[:] = [None]
-    ndd.set_num_threads(threads)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
 
 
 def _columns_from_index(dataset: Any, outputs: Any, indices: list[int]) -> list[Any]:
@@ -140,9 +69,7 @@ def worker_main(
     init: Any,
 ) -> None:
     """Entry point of worker ``index`` (runs in the child process)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
-    _fresh_exec_state(threads)
+    worker_setup(threads)
 
     kind, payload = init
     if kind == "pickled":
@@ -191,7 +118,7 @@ def worker_main(
                 meta = writer.write(slot, tensors)
                 conn.send(("ok", step, meta, spec, new_periods))
             except Exception as e:
-                conn.send(("error", step, _transfer.error_payload(e)))
+                conn.send(("error", step, error_payload(e)))
     except (BrokenPipeError, EOFError, KeyboardInterrupt):  # the parent is gone or stopping
         return
     finally:
@@ -199,34 +126,6 @@ def worker_main(
 
 
 # --- the parent's side -------------------------------------------------------------------------
-def _stop(procs: list[Any], conns: list[Any], reader: _shm.SlotReader, prefix: str) -> None:
-    """Stop the workers and delete the slot files (also a finalizer: holds no pool)."""
-    for c in conns:
-        try:
-            c.send(None)
-        except Exception:
-            pass
-    for p in procs:
-        p.join(_JOIN_S)
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-            p.join(_JOIN_S)
-        if p.is_alive():  # pragma: no cover - ignored SIGTERM
-            p.kill()
-            p.join(_JOIN_S)
-        try:
-            p.close()
-        except ValueError:  # pragma: no cover - still running
-            pass
-    for c in conns:
-        c.close()
-    procs.clear()
-    conns.clear()
-    reader.close()
-    _shm.remove_all(prefix)
-
-
 class WorkerPool:
     """``num_workers`` processes running ``fn`` on the batches of ``reader``."""
 
@@ -241,7 +140,7 @@ class WorkerPool:
         self._parent_rngs: dict[Any, RNG] = {}
         self.period: dict[Any, int] = {}
         self._finalizer = weakref.finalize(
-            self, _stop, self._procs, self._conns, self._slots, self.prefix
+            self, stop_workers, self._procs, self._conns, self._slots, self.prefix
         )
 
     @property
@@ -300,7 +199,7 @@ class WorkerPool:
                 f"while producing batch {step} of the epoch."
             ) from None
         if msg[0] == "error":
-            raise _transfer.rebuild_error(
+            raise rebuild_error(
                 msg[2], f"(raised in Loader worker {w}, pid {proc.pid}, batch {step} of the epoch)"
             )
         _, _step, meta, spec, periods = msg
@@ -371,8 +270,8 @@ class WorkerPool:
             if not finished:  # left early: the workers hold stale batches; start afresh
                 self.close()
                 self._finalizer = weakref.finalize(
-                    self, _stop, self._procs, self._conns, self._slots, self.prefix
+                    self, stop_workers, self._procs, self._conns, self._slots, self.prefix
                 )
 
 
-__all__ = ["SLOTS_PER_WORKER", "WorkerPool", "cuda_initialized", "resolve_context"]
+__all__ = ["SLOTS_PER_WORKER", "WorkerPool"]

@@ -218,7 +218,8 @@ class Loader:
         self.worker_threads = worker_threads or max(1, _usable_cpus() // max(self.num_workers, 1))
 
     def _resolve_workers(self, num_workers: int | None, context: Any) -> int:
-        from headrace.pytorch import _transfer, _workers
+        from headrace._exec.workers import resolve_context
+        from headrace.pytorch import _transfer
 
         auto = num_workers is None
         n = default_num_workers() if auto else num_workers
@@ -234,7 +235,7 @@ class Loader:
                     "history, so worker processes cannot reproduce them. Use a "
                     "headrace.random.RNG (counter-based) or num_workers=0."
                 )
-            ctx = _workers.resolve_context(context)
+            ctx = resolve_context(context)
             if ctx.get_start_method() != "fork":
                 _transfer.pickle_function(self.fn, ctx.get_start_method())
         except (InvalidArgumentError, TypeError) as e:

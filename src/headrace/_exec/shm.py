@@ -1,5 +1,7 @@
-"""Shared-memory slots that carry a worker's batch outputs to the loader, never pickled.
+"""Shared-memory slots that carry a worker process's outputs to its parent, never pickled.
 
+Used by :class:`headrace.pytorch.Loader` and capture-mode loops with worker processes. A slot
+holds a list of arrays: NumPy arrays or CPU torch tensors, each read back as what it was.
 Each worker owns a small ring of *slots*; the parent says in every task which slot to fill and
 only reuses a slot after it has copied the previous batch out of it, so a slot is never written
 while it is read. A slot is a file in ``/dev/shm`` (POSIX shared memory; the temporary folder
@@ -10,12 +12,15 @@ removes all of them when it closes, even those of a worker that died.
 
 Examples
 --------
->>> import torch
+>>> import numpy as np, torch
 >>> prefix = new_prefix()
 >>> writer, reader = SlotWriter(prefix, worker=0), SlotReader()
->>> meta = writer.write(0, [torch.arange(6).view(2, 3), torch.ones(2, dtype=torch.bfloat16)])
+>>> meta = writer.write(0, [torch.arange(6).view(2, 3), torch.ones(2, dtype=torch.bfloat16),
+...                         np.full((2, 2), 7, np.uint8)])
 >>> [t.tolist() for t in reader.read(meta)]
-[[[0, 1, 2], [3, 4, 5]], [1.0, 1.0]]
+[[[0, 1, 2], [3, 4, 5]], [1.0, 1.0], [[7, 7], [7, 7]]]
+>>> type(reader.read(meta)[2]).__name__
+'ndarray'
 >>> writer.close(); reader.close(); remove_all(prefix)  # the slot's file
 1
 """
@@ -28,6 +33,8 @@ import os
 import secrets
 import tempfile
 from typing import Any
+
+import numpy as np
 
 _ALIGN = 64
 _MIN_SLOT = 1 << 20
@@ -66,13 +73,19 @@ def _map(path: str, size: int, create: bool) -> mmap.mmap:
         os.close(fd)
 
 
-def _nbytes(t: Any) -> int:
-    return int(t.numel()) * int(t.element_size())
+def _flat_bytes(a: Any) -> tuple[str, str, np.ndarray]:
+    """``(kind, dtype name, the data as a flat uint8 NumPy array)`` of an array or tensor."""
+    if isinstance(a, np.ndarray):
+        return "numpy", a.dtype.str, np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    import torch  # a CPU torch tensor (bfloat16 included: viewed as bytes)
+
+    flat = a.detach().contiguous().view(-1).view(torch.uint8).numpy()
+    return "torch", str(a.dtype).removeprefix("torch."), flat
 
 
 class SlotWriter:
-    """The worker's side: writes a list of CPU torch tensors into a slot, returns the metadata
-    (file name, dtype, shape, offset of every tensor) the parent needs to read them."""
+    """The worker's side: writes a list of NumPy arrays / CPU torch tensors into a slot, returns
+    the metadata (file name; kind, dtype, shape, offset of every array) the parent needs."""
 
     def __init__(self, prefix: str, worker: int) -> None:
         self.prefix, self.worker = prefix, worker
@@ -95,19 +108,16 @@ class SlotWriter:
         self._maps[slot] = (name, _map(os.path.join(shm_dir(), name), size, create=True))
         return self._maps[slot]
 
-    def write(self, slot: int, tensors: list[Any]) -> tuple[str, list[tuple[str, tuple, int]]]:
-        import torch
-
+    def write(self, slot: int, arrays: list[Any]) -> tuple[str, list[tuple[Any, ...]]]:
+        flats = [_flat_bytes(a) for a in arrays]
         layout, offset = [], 0
-        for t in tensors:
-            layout.append((str(t.dtype).removeprefix("torch."), tuple(t.shape), offset))
-            offset += -(-_nbytes(t) // _ALIGN) * _ALIGN
+        for a, (kind, dtype, flat) in zip(arrays, flats):
+            layout.append((kind, dtype, tuple(a.shape), offset))
+            offset += -(-flat.size // _ALIGN) * _ALIGN
         name, buf = self._slot(slot, offset)
-        for t, (_, _, off) in zip(tensors, layout):
-            n = _nbytes(t)
-            if n:
-                dst = torch.frombuffer(buf, dtype=torch.uint8, count=n, offset=off)
-                dst.copy_(t.contiguous().view(-1).view(torch.uint8))
+        for (_, _, flat), (_, _, _, off) in zip(flats, layout):
+            if flat.size:
+                np.copyto(np.frombuffer(buf, np.uint8, flat.size, off), flat)
         return name, layout
 
     def close(self) -> None:
@@ -123,12 +133,9 @@ class SlotReader:
         self._maps: dict[str, mmap.mmap] = {}
         self._by_slot: dict[tuple[int, int], str] = {}
 
-    def read(
-        self, meta: tuple[str, list[tuple[str, tuple, int]]], key: tuple[int, int] = (0, 0)
-    ) -> list[Any]:
-        """Fresh tensors holding a copy of the slot's contents (the slot is then free)."""
-        import torch
-
+    def read(self, meta: tuple[str, list[tuple[Any, ...]]], key: Any = (0, 0)) -> list[Any]:
+        """Fresh arrays holding a copy of the slot's contents (the slot is then free); ``key``
+        names the slot (a worker may replace its file by a larger one)."""
         name, layout = meta
         old = self._by_slot.get(key)
         if old is not None and old != name:  # the worker replaced the slot by a larger one
@@ -139,14 +146,18 @@ class SlotReader:
             path = os.path.join(shm_dir(), name)
             buf = self._maps[name] = _map(path, os.path.getsize(path), create=False)
         out = []
-        for dtype_name, shape, off in layout:
-            dtype = getattr(torch, dtype_name)
-            t = torch.empty(shape, dtype=dtype)
-            n = _nbytes(t)
-            if n:
-                src = torch.frombuffer(buf, dtype=torch.uint8, count=n, offset=off)
-                t.view(-1).view(torch.uint8).copy_(src)
-            out.append(t)
+        for kind, dtype_name, shape, off in layout:
+            if kind == "numpy":
+                a = np.empty(shape, np.dtype(dtype_name))
+                flat = a.reshape(-1).view(np.uint8)
+            else:
+                import torch
+
+                a = torch.empty(shape, dtype=getattr(torch, dtype_name))
+                flat = a.view(-1).view(torch.uint8).numpy()
+            if flat.size:
+                np.copyto(flat, np.frombuffer(buf, np.uint8, flat.size, off))
+            out.append(a)
         return out
 
     def close(self) -> None:
