@@ -123,7 +123,7 @@ def run_scaling(args: argparse.Namespace) -> int:
     """``headrace bench --scaling``: every configuration, each in its own process."""
     from headrace._cli_support import DefaultStr
     from headrace._cli_support import bench_images as _images
-    from headrace.pytorch.loader import _usable_cpus
+    from headrace._exec.workers import usable_cpus as _usable_cpus
 
     images = _images(args.dir, args.limit, progress=not args.no_progress)
     root = str(images.root) if args.dir is None else args.dir

@@ -244,7 +244,7 @@ def _workers(requested: int | None) -> int:
     """The loader's worker count for ``--workers`` (its default when not given)."""
     if requested is not None:
         return requested
-    from headrace.pytorch.loader import default_num_workers
+    from headrace._exec.workers import default_num_workers
 
     return default_num_workers()
 

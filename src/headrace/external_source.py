@@ -14,6 +14,7 @@ from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.tensor import Tensor, as_tensor
 from headrace._dispatch.hooks import active_loop
 from headrace.capture._entry import external_source_loop
+from headrace.capture._workers import WorkerRequest
 
 _CYCLE_MODES = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet"}
 _CYCLE_MODES["raise"] = "raise"
@@ -218,11 +219,21 @@ class ExternalSource:
         t = as_tensor(value, dtype=dtype, device=device, layout=layout)
         return t if batch_size is None else Batch.broadcast(t, batch_size)
 
-    def captured(self, batch_size: int | None = None, ctx: Any = None) -> Iterator[Any]:
+    def captured(
+        self,
+        batch_size: int | None = None,
+        ctx: Any = None,
+        *,
+        num_workers: int | None = None,
+        multiprocessing_context: Any = None,
+    ) -> Iterator[Any]:
         """Iterate over this source in capture mode until it raises StopIteration.
 
         The first step is traced while it runs eagerly; later steps are computed ahead of the
-        loop body by a background pipeline (see ``headrace.capture``).
+        loop body by a background pipeline (see ``headrace.capture``). ``num_workers`` and
+        ``multiprocessing_context`` (keyword-only): compute the steps in worker processes, as
+        ``reader.next_epoch(..., capture=True, num_workers=N)`` does (the source itself is
+        read in this process).
 
         Examples
         --------
@@ -232,7 +243,9 @@ class ExternalSource:
         >>> [ndd.cast(b, dtype=ndd.uint8).shape for b in src.captured(batch_size=2)]
         [[(2, 3), (2, 3)], [(2, 3), (2, 3)], [(2, 3), (2, 3)]]
         """
-        return external_source_loop(self, batch_size, ctx)
+        return external_source_loop(
+            self, batch_size, ctx, workers=WorkerRequest(num_workers, multiprocessing_context)
+        )
 
     def compiled(self, batch_size: int | None = None, ctx: Any = None) -> Iterator[Any]:
         """The older name of :meth:`captured` (its errors use the older words)."""

@@ -99,6 +99,10 @@ class OpSchema:
         self.defaults = {a.name: a.default for a in self.args if a.default is not REQUIRED}
         self.required = tuple(a.name for a in self.args if a.default is REQUIRED)
 
+    def __reduce__(self) -> tuple[Callable[[str], OpSchema], tuple[str]]:
+        """Pickled by name (e.g. for worker processes): the same process-wide declaration."""
+        return registered, (self.name,)
+
     def call(
         self,
         inputs: Sequence[Any],
@@ -151,6 +155,16 @@ class OpSchema:
         if self.output_devices is not None:
             return self.output_devices(dev)
         return (dev,) * self.num_outputs
+
+
+def registered(name: str) -> OpSchema:
+    """The declaration of operator ``name``, importing the module that declares it if needed
+    (``headrace`` itself, or its namespace: ``transforms.crop`` is in ``headrace.transforms``)."""
+    if name not in REGISTRY:
+        importlib.import_module("headrace")
+    if name not in REGISTRY and "." in name:
+        importlib.import_module("headrace." + name.rsplit(".", 1)[0])
+    return REGISTRY[name]
 
 
 def _prepared(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing as mp
+import os
 import pickle
 import signal
 import sys
@@ -40,6 +41,45 @@ from headrace._exec import shm
 
 JOIN_S = 2.0
 """How long each stage of :func:`stop_workers` waits for a worker to end."""
+
+
+WORKERS_FROM_CPUS = 8
+"""From this many usable CPUs on, ``num_workers=None`` starts worker processes."""
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def default_num_workers() -> int:
+    """The worker count ``num_workers=None`` gives: ``HEADRACE_NUM_WORKERS`` when set, else 0
+    below :data:`WORKERS_FROM_CPUS` usable CPUs, else one worker per two CPUs.
+
+    Used by :class:`headrace.pytorch.Loader` and capture-mode loops. Chosen by measurement
+    (issue 12; ``headrace bench --scaling`` prints the same table on your machine): up to ~6
+    cores one process's threads scale as well as processes do, and workers only add start-up
+    time and memory; on 16 cores threads alone stop near 1.3k img/s (the GIL) while 8
+    processes x 2 threads reached 2.9k img/s on the eval pipeline.
+
+    Examples
+    --------
+    >>> default_num_workers() >= 0
+    True
+    """
+    env = os.environ.get("HEADRACE_NUM_WORKERS")
+    if env:
+        try:
+            return max(0, int(env))
+        except ValueError:
+            raise InvalidArgumentError(
+                f"HEADRACE_NUM_WORKERS must be an integer (got {env!r})."
+            ) from None
+    cpus = usable_cpus()
+    return 0 if cpus < WORKERS_FROM_CPUS else cpus // 2
 
 
 # --- start method -------------------------------------------------------------------------------
@@ -202,7 +242,10 @@ def stop_workers(procs: list[Any], conns: list[Any], reader: shm.SlotReader, pre
 
 
 __all__ = [
+    "WORKERS_FROM_CPUS",
     "RemoteTraceback",
+    "default_num_workers",
+    "usable_cpus",
     "cuda_initialized",
     "error_payload",
     "rebuild_error",

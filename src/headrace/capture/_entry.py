@@ -19,6 +19,7 @@ from typing import Any
 from headrace._exec.context import EvalContext
 from headrace.capture._invariant import unwrap
 from headrace.capture._loop import CaptureLoop, run_loop
+from headrace.capture._workers import WorkerRequest
 
 INVALID_READER = "This reader is in an invalid state due to a previous error and cannot be used."
 
@@ -29,11 +30,13 @@ def reader_loop(
     ctx: Any,
     eager_epoch: Callable[[int], Any],
     compiled: bool = False,
+    workers: WorkerRequest | None = None,
 ) -> Any:
     """``reader.next_epoch(batch_size=N, capture=True)``: checks, then the captured epoch.
 
     ``eager_epoch(n)`` starts the reader's plain epoch with batch size ``n``; ``compiled``: the
-    mode was asked for by its older name (``compile=True``), which the errors then use.
+    mode was asked for by its older name (``compile=True``), which the errors then use;
+    ``workers``: the worker processes asked for (default: :class:`WorkerRequest` defaults).
     """
     if batch_size is None:
         spelling = "compile" if compiled else "capture"
@@ -42,6 +45,7 @@ def reader_loop(
     _check_reader(reader, compiled)
     ctx = ctx if ctx is not None else EvalContext.current()
     loop = _reader_capture(reader, batch_size, ctx, compiled)
+    loop.pipeline.request = workers or WorkerRequest(None, None)
     trace = loop.tracing
     source = eager_epoch(batch_size)
 
@@ -74,7 +78,8 @@ def _captured(loop: CaptureLoop) -> bool:
 
 
 def release(loop: CaptureLoop) -> None:
-    """Unbind the feeders of ``loop``, so that they can be used again."""
+    """Unbind the feeders of ``loop``, so that they can be used again; stop its workers."""
+    loop.pipeline.close_workers()
     for f in loop.feeders:
         if getattr(f, "_capture_loop", None) is loop:
             f._role, f._capture_loop = None, None
@@ -114,10 +119,17 @@ def _reader_capture(
     return loop
 
 
-def external_source_loop(src: Any, batch_size: Any, ctx: Any, compiled: bool = False) -> Any:
+def external_source_loop(
+    src: Any,
+    batch_size: Any,
+    ctx: Any,
+    compiled: bool = False,
+    workers: WorkerRequest | None = None,
+) -> Any:
     """``ExternalSource.captured(batch_size)``: trace (first epoch), then pipeline the source.
 
-    ``compiled``: called by its older name (``.compiled()``), which the errors then use.
+    ``compiled``: called by its older name (``.compiled()``), which the errors then use;
+    ``workers``: the worker processes asked for.
     """
     if batch_size is None:
         raise ValueError(
@@ -136,6 +148,7 @@ def external_source_loop(src: Any, batch_size: Any, ctx: Any, compiled: bool = F
         loop = CaptureLoop(batch_size, ctx, compiled=compiled)
         src._role, src._capture_loop = "driver", loop
         src._capture_stats = loop.stats
+    loop.pipeline.request = workers or WorkerRequest(None, None)
 
     def teardown(finished: bool) -> None:
         if finished and _captured(loop):

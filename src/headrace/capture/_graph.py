@@ -85,6 +85,13 @@ class Node:
         self.nargs = len(const) + len(refs)
         self.out_refs = tuple(("node", nid, i) for i in range(schema.num_outputs))
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """Pickled for worker processes without its call-site key (which holds code objects):
+        workers run nodes, they never look calls up."""
+        state = {k: getattr(self, k) for k in self.__slots__}
+        state["key"] = None
+        return None, state
+
 
 class Step:
     """What the pipeline computed for one step: the source's item, the feeders' items and the

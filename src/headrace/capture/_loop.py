@@ -75,8 +75,11 @@ class CaptureLoop:
         self.feeds_used: list[int] = []
         self.step_n = batch_size  # batch size of the current step (the last one may be partial)
         self.fell_back = 0
+        self.gpu_data = False  # a value of the traced step lives on a GPU (no worker processes)
         # shares the graph's lists: it runs what tracing recorded into them
-        self.pipeline = Pipeline(self.nodes, self.feeders, self.scheds, batch_size, depth)
+        self.pipeline = Pipeline(
+            self.nodes, self.feeders, self.scheds, batch_size, depth, lambda: self.gpu_data
+        )
 
     # --- bookkeeping of the current step ------------------------------------------------
     def begin_step(self, source_out: Any, step: Step | None) -> None:
@@ -125,6 +128,9 @@ class CaptureLoop:
     def register(self, obj: Any, ref: Ref) -> None:
         """Know ``obj`` by ``ref`` for the rest of this step."""
         self.ids[id(obj)] = (ref, obj)
+        if self.tracing and not self.gpu_data:
+            dev = getattr(obj, "device", None)
+            self.gpu_data = getattr(dev, "device_type", "cpu") != "cpu"
 
     def ref_of(self, obj: Any) -> Ref | None:
         """The ref of ``obj`` in this step, or None for a value of unknown origin."""
@@ -250,6 +256,7 @@ def run_loop(
         set_draw_observer(None)
         loop.shutdown()
         if not finished:
+            loop.pipeline.close_workers()  # left early or failed: no worker outlives the epoch
             loop.stats.mode = "torn down"
         if on_teardown is not None:
             on_teardown(finished)

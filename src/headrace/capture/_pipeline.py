@@ -9,89 +9,24 @@ kept for the body's lookup.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from headrace._core.batch import Batch
 from headrace._core.device import Device
-from headrace._core.eval_mode import EvalMode
 from headrace._exec.producer import END, Channel, Producer
-from headrace._rng import RNG
-from headrace.capture._graph import CaptureError, Node, Ref, Step
+from headrace.capture._graph import Node, Step
 from headrace.capture._rngs import ScheduledRNG
 from headrace.capture._stats import mark_captured
+from headrace.capture._steps import compute_step, pull_feeds
+from headrace.capture._workers import CaptureWorkers, WorkerRequest
 
 THREAD_NAME = "headrace-capture"
 
 
-def compute_step(
-    nodes: list[Node],
-    batch_size: int,
-    src: Any,
-    feeds: list[Any],
-    rngs: dict[int, tuple[RNG, int]] | None = None,
-) -> list[Any]:
-    """Run ``nodes`` on one step's source item and feeder items; a result or exception each.
-
-    ``rngs`` maps ``id(node.rng)`` to the pipeline's copy of that generator and the position
-    at which this step's draws from it begin.
-    """
-    srcs = src if isinstance(src, tuple) else (src,)
-    n = srcs[0].batch_size if isinstance(srcs[0], Batch) else batch_size
-    results: list[Any] = []
-
-    def value(ref: Ref | None) -> Any:
-        if ref is None:
-            return None
-        kind = ref[0]
-        if kind == "src":
-            return srcs[ref[1]]
-        holder = results[ref[1]] if kind == "node" else feeds[ref[1]]
-        if isinstance(holder, BaseException):
-            raise holder
-        return holder[ref[2]] if isinstance(holder, tuple) else holder
-
-    with EvalMode.sync_cpu:
-        for node in nodes:
-            try:
-                ins = [value(r) for r in node.inputs]
-                kw = dict(node.const)
-                for k, r in node.refs.items():
-                    kw[k] = value(r)
-                bs = n if node.explicit_bs == batch_size else node.explicit_bs
-                rng = node.rng
-                if rng is not None and rngs is not None:
-                    rng, base = rngs[id(rng)]
-                    rng._pos = base + node.rng_offset
-                out = node.schema.call(ins, device=node.device, batch_size=bs, rng=rng, **kw)
-                mark_captured(out)
-                results.append(out)
-            except BaseException as e:
-                results.append(e)
-    return results
-
-
-def pull_feeds(feeders: list[Any], batch_size: int) -> list[Any]:
-    """One item (or the exception pulling it raised) of every feeder."""
-    feeds: list[Any] = []
-    for f in feeders:
-        try:
-            feeds.append(f._pull(batch_size))
-        except StopIteration:
-            feeds.append(
-                CaptureError(
-                    f"{f!r} was exhausted before the loop's own source: a feeder must "
-                    "not run out first."
-                )
-            )
-        except BaseException as e:
-            feeds.append(e)
-    return feeds
-
-
 class Pipeline:
-    """Computes up to ``depth`` steps ahead of the body in one producer thread."""
+    """Computes up to ``depth`` steps ahead of the body in one producer thread; with
+    ``workers`` (:meth:`use_workers`), the thread hands the steps to worker processes."""
 
     def __init__(
         self,
@@ -100,23 +35,54 @@ class Pipeline:
         scheds: list[ScheduledRNG],
         batch_size: int,
         depth: int,
+        on_gpu: Callable[[], bool] = lambda: False,
     ) -> None:
         self.nodes = nodes
+        self.on_gpu = on_gpu  # whether the traced step put values on a GPU
         self.feeders = feeders
         self.scheds = scheds
         self.batch_size = batch_size
         self.depth = depth
         self._producer: Producer | None = None
+        self.request: WorkerRequest = WorkerRequest(None, None)
+        self.workers: CaptureWorkers | None = None
 
     def start(self, source: Iterator[Any]) -> None:
         """Start computing steps from ``source``, on the device current here (the thread's
         device is per thread: a new one would start on the first GPU)."""
         # (the thread must not reach this pipeline: a dropped pipeline ends its thread)
-        produce = partial(
-            _produce, self.nodes, self.feeders, self.scheds, self.batch_size, source,
-            Device.current(),
-        )  # fmt: skip
+        workers = self._workers()
+        if workers is not None:
+            starts = [(s.start, s.period) for s in self.scheds]
+            produce = partial(
+                _produce_in_workers, workers, self.feeders, starts, self.batch_size, source,
+                Device.current(),
+            )  # fmt: skip
+        else:
+            produce = partial(
+                _produce, self.nodes, self.feeders, self.scheds, self.batch_size, source,
+                Device.current(),
+            )  # fmt: skip
         self._producer = Producer(produce, self.depth, THREAD_NAME)
+
+    def _workers(self) -> CaptureWorkers | None:
+        """The worker processes this epoch runs in (made on first use), or None for threads."""
+        n, context = self.request.resolve(self.nodes, [s.rng for s in self.scheds], self.on_gpu())
+        w = self.workers
+        if w is not None and (n != w.num_workers or context is not w.context):
+            w.close()
+            w = self.workers = None
+        if n and w is None:
+            w = self.workers = CaptureWorkers(self.nodes, [s.rng for s in self.scheds], n, context)
+        if w is not None:
+            w.start()  # here, not in the producer thread (workers die with their starter)
+        return w
+
+    def close_workers(self) -> None:
+        """Stop the worker processes, if any (idempotent)."""
+        if self.workers is not None:
+            self.workers.close()
+            self.workers = None
 
     def next_step(self) -> Step | None:
         """The next computed step (None at the end of the source); re-raises a source error."""
@@ -172,6 +138,23 @@ def _produce_steps(
     finally:
         if emit.stopped:
             _close(source)
+
+
+def _produce_in_workers(
+    workers: CaptureWorkers,
+    feeders: list[Any],
+    starts: list[tuple[int, int]],
+    batch_size: int,
+    source: Iterator[Any],
+    device: Device,
+    emit: Channel,
+) -> None:
+    with device:
+        try:
+            workers.run_epoch(source, feeders, starts, batch_size, emit)
+        finally:
+            if emit.stopped:
+                _close(source)
 
 
 def _close(source: Iterator[Any]) -> None:

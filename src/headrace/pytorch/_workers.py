@@ -1,8 +1,8 @@
 """Worker processes of :class:`headrace.pytorch.Loader` (``num_workers > 0``).
 
 The parent plans each epoch (:mod:`._plan`) and hands batch ``i`` to worker ``i % N`` with the
-shared-memory slot to fill (:mod:`headrace._exec.shm`); the worker reads the batch's samples, runs the
-per-batch function on its own headrace thread pool with its random generators placed where the
+shared-memory slot to fill (:mod:`headrace._exec.shm`); the worker reads the batch's samples, runs
+the per-batch function on its own headrace thread pool with its random generators placed where the
 single process would have them (:mod:`._rng_schedule`), writes the output tensors into the slot
 and sends back a small message (slot name, dtypes, shapes, the result's structure). The parent
 takes results strictly in order, copies them out of the slot (which is then free again) and

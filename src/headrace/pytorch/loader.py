@@ -27,12 +27,13 @@ Examples
 from __future__ import annotations
 
 import collections
-import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._exec.workers import default_num_workers
+from headrace._exec.workers import usable_cpus as _usable_cpus
 from headrace.pytorch._transfer import to_torch
 
 
@@ -73,43 +74,6 @@ def _epoch_batches(reader: Any, batch_size: int, mode: str | None) -> int:
     n, k = int(meta["epoch_size"]), int(meta["number_of_shards"])
     size = -(-n // k)
     return sh.num_batches(size, batch_size, mode or "partial")
-
-
-WORKERS_FROM_CPUS = 8
-"""From this many usable CPUs on, ``num_workers=None`` starts worker processes."""
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - non-Linux
-        return os.cpu_count() or 1
-
-
-def default_num_workers() -> int:
-    """The worker count ``num_workers=None`` gives: ``HEADRACE_NUM_WORKERS`` when set, else 0
-    below :data:`WORKERS_FROM_CPUS` usable CPUs, else one worker per two CPUs.
-
-    Chosen by measurement (issue 12; ``headrace bench --scaling`` prints the same table on your
-    machine): up to ~6 cores one process's threads scale as well as processes do, and workers
-    only add start-up time and memory; on 16 cores threads alone stop near 1.3k img/s (the
-    GIL) while 8 processes x 2 threads reached 2.9k img/s on the eval pipeline.
-
-    Examples
-    --------
-    >>> default_num_workers() >= 0
-    True
-    """
-    env = os.environ.get("HEADRACE_NUM_WORKERS")
-    if env:
-        try:
-            return max(0, int(env))
-        except ValueError:
-            raise InvalidArgumentError(
-                f"HEADRACE_NUM_WORKERS must be an integer (got {env!r})."
-            ) from None
-    cpus = _usable_cpus()
-    return 0 if cpus < WORKERS_FROM_CPUS else cpus // 2
 
 
 def _check_count(name: str, value: Any, low: int) -> None:

@@ -50,6 +50,7 @@ from headrace._core.sources import SampleSources
 from headrace._core.tensor import Tensor
 from headrace._exec.producer import END, Emit, Producer
 from headrace.capture._entry import INVALID_READER, reader_loop
+from headrace.capture._workers import WorkerRequest
 from headrace.readers import _sharding as sh
 
 STATE_VERSION = 2  # 2: the data set's fingerprint and the last-batch mode are stored
@@ -603,6 +604,8 @@ class Reader:
         *,
         last_batch: str | None = None,
         compile: bool = False,  # the older spelling of ``capture``
+        num_workers: int | None = None,
+        multiprocessing_context: Any = None,
     ) -> Generator[tuple[Any, ...], None, None]:
         """Iterate over one epoch of this reader's current shard.
 
@@ -640,7 +643,12 @@ class Reader:
                 )
             bs = batch_size if batch_size is not None else self._max_batch_size
             return reader_loop(
-                self, bs, ctx, lambda n: self._start_epoch(n, last_batch), compiled=not capture
+                self,
+                bs,
+                ctx,
+                lambda n: self._start_epoch(n, last_batch),
+                compiled=not capture,
+                workers=WorkerRequest(num_workers, multiprocessing_context),
             )
         if getattr(self, "_capture_invalid", False):
             raise RuntimeError(INVALID_READER)
