@@ -31,6 +31,9 @@ for P in eval train; do for C in "2 0" "16 0" "2 8" "1 16" "1 16 b"; do set -- $
     --workers $2 --epochs 2 --limit 1024 --batch-size 128 --no-progress ${3:+--baseline-only} 2>&1 \
     | grep -E "^(RESULT|PEAK)"
 done; done | tee "$OUT/scaling.log"
+echo "== capture-mode loop: eager, captured in one process, captured in 8 worker processes"
+timeout 90 python3 bench/capture.py "$D" --steps 64 --batch-size 128 --step-ms 0 --workers 8 2>&1 \
+  | tail -6 | tee "$OUT/capture_workers.log"
 echo "== GIL per image (2 threads)"
 timeout 60 python3 bench/gil.py "$D" --threads 2 --epochs 1 > "$OUT/gil.log" 2>&1
 grep -E "^\[|GIL held" "$OUT/gil.log" | head -8
