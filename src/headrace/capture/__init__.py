@@ -25,10 +25,15 @@ the body equals eager's; bare ``rng()`` draws are allowed); a step that draws a 
 number of words than the traced one, or a generator touched outside the loop between steps
 or epochs, raises ``RuntimeError``.
 
+Worker processes. ``next_epoch(..., capture=True, num_workers=N)`` and
+``ExternalSource.captured(..., num_workers=N)`` compute the steps in N processes (default: 0
+below 8 usable CPUs, else one per two CPUs), bit-identical to one process: :mod:`._workers`.
+
 The package: :mod:`._entry` (how readers and ``ExternalSource`` enter capture mode),
 :mod:`._loop` (the loop, bound to dispatch through :mod:`headrace._dispatch.hooks`),
 :mod:`._tracing` (recording the first step), :mod:`._replay` (call-site lookups on later steps),
-:mod:`._pipeline` (the producer thread computing steps ahead), :mod:`._graph` (recorded calls),
+:mod:`._pipeline` (the producer thread computing steps ahead), :mod:`._steps` (one step's
+recorded calls), :mod:`._workers` (steps in worker processes), :mod:`._graph` (recorded calls),
 :mod:`._sites` (call-site keys), :mod:`._provable` (which arguments the source proves
 constant), :mod:`._invariant` (the invariant marker).
 
