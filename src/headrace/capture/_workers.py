@@ -5,8 +5,9 @@ The parent's producer thread (:mod:`._pipeline`) still pulls the driving source'
 feeders' items, in order; it sends each step's items to a worker and takes the results back in
 order. A worker runs exactly what the thread pipeline runs (:func:`._steps.compute_step`,
 its random calls positioned by the same schedule), so results are bit-identical to one process.
-Results travel as a small pickle whose arrays lie in the worker's shared-memory slot
-(:mod:`headrace._exec.shm`): pixel data is copied once, never pickled. An operator's exception
+Each step's items and results travel through shared-memory slots (:mod:`headrace._exec.shm`):
+the arrays, then a small pickle of the rest; the pipe only carries a slot's name and layout, so
+no side ever waits on a full pipe and pixel data is never pickled. An operator's exception
 is re-raised in the body at the call that would have raised it, with its type and message (which
 name the sample and its file) and a note naming the worker; a sample dropped by a decoder's
 ``on_error="skip"`` is known to the parent's step as in one process.
@@ -125,6 +126,24 @@ def load_graph(data: bytes) -> tuple[list[Node], list[RNG]]:
     return _GraphLoader(io.BytesIO(data)).load()  # type: ignore[no-any-return]
 
 
+def pack(obj: Any, writer: shm.SlotWriter, slot: int) -> Any:
+    """Write ``obj`` into ``slot``: its arrays, then its pickle (so that the message on the pipe
+    stays small and a send never waits for the other side); the metadata to :func:`unpack` it."""
+    arrays: list[Any] = []
+    buf = io.BytesIO()
+    _Dumper(buf, arrays).dump(obj)
+    arrays.append(np.frombuffer(buf.getbuffer(), np.uint8))
+    return writer.write(slot, arrays)
+
+
+def unpack(meta: Any, reader: shm.SlotReader, key: Any, note: str) -> Any:
+    """The object :func:`pack` wrote (copied out: the slot is free again); exceptions in it are
+    rebuilt with ``note``."""
+    arrays = reader.read(meta, key)
+    data = arrays.pop()
+    return _Loader(io.BytesIO(data.tobytes()), arrays, note).load()
+
+
 def _kept_of(results: list[Any]) -> list[tuple[int, int, tuple[int, ...]]]:
     """``(node, output, kept)`` of every output batch a skipping decoder made."""
     found = []
@@ -159,7 +178,7 @@ def worker_main(
     worker_setup(threads)
     kind, payload = init
     nodes, rngs = load_graph(payload) if kind == "pickled" else payload
-    writer = shm.SlotWriter(prefix, index)
+    writer, inputs = shm.SlotWriter(prefix, index), shm.SlotReader()
     plan: list[tuple[int, RNG, int, int]] = []
     try:
         while True:
@@ -178,24 +197,23 @@ def worker_main(
                     for r, (start, period) in zip(rngs, msg[1])
                 ]
                 continue
-            _, k, slot, batch_size, src, feeds = msg
+            _, k, slot, batch_size, in_meta = msg
             try:
+                src, feeds = unpack(in_meta, inputs, slot, "(sent to the capture worker)")
                 _with_fresh_step(src)
                 positions = {key: (c, start + k * period) for key, c, start, period in plan}
                 results = compute_step(nodes, batch_size, src, feeds, positions)
                 step = _source_step(src)
                 drops = list(step.drops) if step is not None else []
-                arrays: list[Any] = []
-                buf = io.BytesIO()
-                _Dumper(buf, arrays).dump(results)
-                meta = writer.write(slot, arrays)
-                conn.send(("ok", k, buf.getvalue(), meta, _kept_of(results), drops))
+                meta = pack(results, writer, slot)
+                conn.send(("ok", k, meta, _kept_of(results), drops))
             except Exception as e:  # not an operator's error (those are results)
                 conn.send(("error", k, error_payload(e)))
     except (BrokenPipeError, EOFError, KeyboardInterrupt):  # the parent is gone or stopping
         return
     finally:
         writer.close()
+        inputs.close()
 
 
 # --- the parent's side -------------------------------------------------------------------------
@@ -215,6 +233,8 @@ class CaptureWorkers:
         self._procs: list[Any] = []
         self._conns: list[Any] = []
         self._slots = shm.SlotReader()
+        # each step's source and feeder items, in slots of the parent's (one writer per worker)
+        self._inputs = [shm.SlotWriter(f"{self.prefix}-in", w) for w in range(num_workers)]
         self._finalizer = weakref.finalize(
             self, stop_workers, self._procs, self._conns, self._slots, self.prefix
         )
@@ -250,6 +270,8 @@ class CaptureWorkers:
     def close(self) -> None:
         """Stop the workers and release the shared memory (idempotent)."""
         self._finalizer()
+        for w in self._inputs:
+            w.close()
 
     def _restartable(self) -> None:
         """After a left epoch: workers stopped, a later epoch starts new ones."""
@@ -276,9 +298,8 @@ class CaptureWorkers:
             ) from None
         if msg[0] == "error":
             raise rebuild_error(msg[2], note)
-        _, _k, data, meta, kept, drops = msg
-        arrays = self._slots.read(meta, (w, slot))
-        results: list[Any] = _Loader(io.BytesIO(data), arrays, note).load()
+        _, _k, meta, kept, drops = msg
+        results: list[Any] = unpack(meta, self._slots, (w, slot), note)
         for i, j, rows in kept:
             res = results[i]
             (res[j] if type(res) is tuple else res)._kept = rows
@@ -321,7 +342,8 @@ class CaptureWorkers:
                     feeds = pull_feeds(feeders, batch_size)
                     w = submitted % n
                     slot = free[w].popleft()
-                    self._conns[w].send(("step", submitted, slot, batch_size, src, feeds))
+                    in_meta = pack((src, feeds), self._inputs[w], slot)
+                    self._conns[w].send(("step", submitted, slot, batch_size, in_meta))
                     inflight.append((submitted, w, slot, src, feeds))
                     submitted += 1
                 if not inflight:
