@@ -7,6 +7,9 @@ import glob
 import multiprocessing as mp
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -239,3 +242,42 @@ def test_num_workers_is_checked(folder, bad):
     reader = ndd.readers.File(file_root=str(folder))
     with pytest.raises(InvalidArgumentError, match="num_workers"):
         reader.next_epoch(batch_size=BS, capture=True, num_workers=bad)
+
+
+_CTRL_C = """
+import sys, time
+import headrace as ndd
+reader = ndd.readers.File(file_root=sys.argv[1], random_shuffle=True, seed=1)
+try:
+    while True:
+        for jpegs, _ in reader.next_epoch(batch_size=4, capture=True, num_workers=2):
+            ndd.decoders.image(jpegs).evaluate()
+            w = reader._capture.pipeline.workers
+            if w is not None:
+                print("pids", *[p.pid for p in w._procs], w.prefix, flush=True)
+            time.sleep(0.05)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_leaves_no_worker_or_shared_memory(folder):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CTRL_C, str(folder)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline().split()
+    assert line and line[0] == "pids", proc.stderr.read() if proc.stderr else ""
+    pids, prefix = [int(p) for p in line[1:-1]], line[-1]
+    assert len(pids) == 2
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "interrupted" in out, err
+    for pid in pids:
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+        )
+    assert glob.glob(os.path.join(shm.shm_dir(), prefix + "-*")) == []
