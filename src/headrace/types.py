@@ -13,6 +13,7 @@ Examples
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 
 class DALIDataType(enum.IntEnum):
@@ -103,6 +104,42 @@ INTERP_TRIANGULAR = DALIInterpType.INTERP_TRIANGULAR
 INTERP_GAUSSIAN = DALIInterpType.INTERP_GAUSSIAN
 
 
+_ENUM_CLASSES: dict[str, type[enum.IntEnum]] = {
+    c.__name__: c for c in (DALIDataType, DALIImageType, DALIInterpType)
+}
+
+
+def native(value: Any) -> Any:
+    """Map the reference's own enum values (``nvidia.dali.types.INT8``, ``RGB``...) to ours.
+
+    Anything else, including lists that hold no such value, comes back unchanged; lists and
+    tuples of them are mapped element by element. The reference is never imported: its values
+    are recognised by their type's module and name.
+
+    Examples
+    --------
+    >>> native(INTERP_CUBIC) is INTERP_CUBIC, native([1, 2])
+    (True, [1, 2])
+    """
+    t = type(value)
+    if isinstance(value, (list, tuple)):
+        if value and _is_foreign(value[0]):
+            return t(native(v) for v in value)
+        return value
+    if _is_foreign(value):
+        return _ENUM_CLASSES[t.__name__][value.name]
+    return value
+
+
+def _is_foreign(value: Any) -> bool:
+    t = type(value)
+    return (
+        t.__name__ in _ENUM_CLASSES
+        and t.__module__.startswith("nvidia.dali")
+        and not isinstance(value, enum.Enum)
+    )
+
+
 def interp_type(value: object) -> DALIInterpType:
     """Normalise an interpolation argument (enum, int or name such as ``"linear"``).
 
@@ -113,6 +150,7 @@ def interp_type(value: object) -> DALIInterpType:
     """
     if isinstance(value, DALIInterpType):
         return value
+    value = native(value)
     if isinstance(value, str):
         key = value.upper()
         if not key.startswith("INTERP_"):
@@ -144,6 +182,7 @@ def image_type(value: object) -> DALIImageType:
     """
     if isinstance(value, DALIImageType):
         return value
+    value = native(value)
     if isinstance(value, str):
         member = _IMAGE_TYPES_BY_NAME.get(value.upper())
         if member is not None:

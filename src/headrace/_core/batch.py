@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from headrace import types as _types
 from headrace._core import dtype as _dt
 from headrace._core import handoff as _ho
 from headrace._core import storage as _st
@@ -583,6 +584,7 @@ def _import_samples(
             arr, xdt, xl = x._resolved_data(), x._dtype, x._layout
             external |= x._external
         else:
+            x = _types.native(x)
             arr, c = _st.import_data(x, want_dtype if _is_python(x) else None)
             xdt = _st.enum_dtype_of(x) if _is_python(x) else None
             xdt = xdt or _st.dtype_of(arr)

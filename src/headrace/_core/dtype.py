@@ -393,7 +393,8 @@ def from_numpy(np_dtype: np.dtype) -> DType:
 def dtype(*args: Any, **kwargs: Any) -> DType:
     """Convert to a :class:`DType`, or construct one when given several arguments.
 
-    ``DType`` → itself; a reference type id → its constant; ``str`` → :meth:`DType.parse`;
+    ``DType`` → itself; a type id (``headrace.types`` or the reference's own
+    ``nvidia.dali.types``) → its constant; ``str`` → :meth:`DType.parse`;
     a numpy or torch dtype → the matching constant (the identical object).
 
     Examples
@@ -409,6 +410,7 @@ def dtype(*args: Any, **kwargs: Any) -> DType:
         return x
     if isinstance(x, str):
         return DType.parse(x)
+    x = _types.native(x)
     if isinstance(x, enum.IntEnum) and isinstance(x, _types.DALIDataType):
         return DType.from_type_id(x)
     if x is builtins.bool:
@@ -430,7 +432,7 @@ def type_id(dtype: Any) -> _types.DALIDataType:
     >>> int(ndd.type_id(ndd.float32))
     9
     """
-    x = dtype
+    x = _types.native(dtype)
     if isinstance(x, DType):
         if x.type_id is None:
             raise ValueError(f"Invalid dtype: {x} has no type id")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from headrace import types as _types
 from headrace._core import dtype as _dt
 from headrace._core import handoff as _ho
 from headrace._core import indexing as _ix
@@ -91,6 +92,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         elif data is None:
             raise InvalidArgumentError("Tensor: data is required.")
         else:
+            data = _types.native(data)
             if getattr(type(data), "_is_batch", False):
                 raise InvalidArgumentError(
                     "Use ndd.as_tensor(batch, pad=...) to convert a Batch to a Tensor."
