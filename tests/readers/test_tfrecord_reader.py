@@ -496,3 +496,10 @@ def test_matches_dali(files: list[Path], tmp_path: Path) -> None:
         assert g["pairs"].shape == w["pairs"].shape
         np.testing.assert_array_equal(g["pairs"], w["pairs"])
     assert os.path.exists(str(p) + ".idx")
+
+
+def test_reference_features_get_an_error_that_says_what_to_use(files: list[Path]) -> None:
+    dali_tfrec = pytest.importorskip("nvidia.dali.tfrecord")
+    theirs = {"label": dali_tfrec.FixedLenFeature([1], dali_tfrec.int64, -1)}
+    with pytest.raises(InvalidTypeError, match=r"import headrace\.tfrecord as tfrec"):
+        TFRecord(path=files, features=theirs)

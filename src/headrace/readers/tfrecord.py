@@ -376,6 +376,13 @@ def _features(value: Any) -> dict[str, Feature]:
     out = {}
     for name, f in value.items():
         if not isinstance(name, str) or not isinstance(f, Feature):
+            if type(f).__module__.startswith("nvidia.dali"):
+                raise InvalidTypeError(
+                    f"{_WHAT}: features[{name!r}] is a feature of nvidia.dali.tfrecord, whose "
+                    "settings cannot be read back from Python. Make it with headrace.tfrecord "
+                    "instead: `import headrace.tfrecord as tfrec` takes the same calls "
+                    "(tfrec.FixedLenFeature(shape, tfrec.int64, default), tfrec.VarLenFeature)."
+                )
             raise InvalidTypeError(
                 f"{_WHAT}: features[{name!r}] must map a str to a headrace.tfrecord Feature "
                 f"(made by tfrecord.FixedLenFeature / tfrecord.VarLenFeature; got {f!r})."
