@@ -92,3 +92,16 @@ def test_batches_and_batch_size() -> None:
 def test_empty_tuple_gives_empty_tensor() -> None:
     t = ExternalSource([()])()
     assert isinstance(t, Tensor) and t.shape == (0,)
+
+
+def test_a_reference_tensor_list_becomes_a_batch() -> None:
+    tensors = pytest.importorskip("nvidia.dali.tensors")
+    samples = [np.zeros((2, 3), np.float32), np.ones((4, 3), np.float32)]
+    out = ExternalSource(lambda: tensors.TensorListCPU(samples))()
+    assert isinstance(out, Batch)
+    assert out.shape == [(2, 3), (4, 3)]
+    for got, want in zip(out, samples, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    uniform = tensors.TensorListCPU([np.full((2,), i, np.int32) for i in range(3)])
+    out = ExternalSource(lambda: uniform)()
+    assert isinstance(out, Batch) and out.batch_size == 3  # not a dense (3, 2) Tensor

@@ -49,7 +49,8 @@ def _check_no_parameters(fn: Callable[..., Any]) -> None:
 
 
 class ExternalSource:
-    """A stateful source of Python data; each call returns the next item as Tensor or Batch.
+    """A stateful source of Python data; each call returns the next item as Tensor or Batch
+    (a Batch when the source gave a Batch or a reference ``TensorListCPU``/``TensorListGPU``).
 
     Parameters
     ----------
@@ -207,7 +208,7 @@ class ExternalSource:
 
     def _convert(self, value: Any, i: int, batch_size: int | None) -> Tensor | Batch:
         dtype, layout, device = self._dtypes[i], self._layouts[i], self._device
-        if isinstance(value, Batch):
+        if isinstance(value, Batch) or _is_reference_tensor_list(value):
             out = as_batch(value, dtype=dtype, device=device, layout=layout)
             if batch_size is not None and out.batch_size != batch_size:
                 raise InvalidArgumentError(
@@ -253,6 +254,12 @@ class ExternalSource:
 
     def __repr__(self) -> str:
         return f"ExternalSource(num_outputs={self._num_outputs}, cycle={self._cycle!r})"
+
+
+def _is_reference_tensor_list(value: Any) -> bool:
+    """A ``TensorListCPU``/``TensorListGPU`` of the reference: a batch, as the reference says."""
+    t = type(value)
+    return t.__name__.startswith("TensorList") and t.__module__.startswith("nvidia.dali")
 
 
 __all__ = ["ExternalSource"]
