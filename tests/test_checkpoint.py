@@ -210,8 +210,10 @@ def test_loaded_state_needs_a_fresh_reader(root: Path) -> None:
 def test_capture_and_checkpointing_are_exclusive(root: Path) -> None:
     reader = File(file_root=str(root))
     Checkpoint().register(reader)
-    with raises(NotImplementedError, "checkpointing"):
+    with raises(NotImplementedError, "Checkpointing is not supported in capture mode"):
         reader.next_epoch(batch_size=2, capture=True)
+    with raises(NotImplementedError, "not supported in compiled mode (compile=True)"):
+        reader.next_epoch(batch_size=2, compile=True)
 
 
 # --- collect and restore -------------------------------------------------------------------

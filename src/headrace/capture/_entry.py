@@ -88,10 +88,11 @@ def release(loop: CaptureLoop) -> None:
 def _check_reader(reader: Any, compiled: bool) -> None:
     if getattr(reader, "_capture_invalid", False):
         raise RuntimeError(INVALID_READER)
+    mode = "compiled mode (compile=True)" if compiled else "capture mode"
     if getattr(reader, "_checkpointing", False):
         raise NotImplementedError(
-            "A reader with checkpointing enabled cannot be used in capture mode (checkpointing "
-            "and capture mode are mutually exclusive)."
+            f"Checkpointing is not supported in {mode}: reader {reader._name!r} has checkpointing "
+            "enabled (construct it without enable_checkpointing, or iterate it eagerly)."
         )
     released = getattr(reader, "_capture_released", False)
     if (
@@ -99,7 +100,6 @@ def _check_reader(reader: Any, compiled: bool) -> None:
         and getattr(reader, "_started", False)
         and not released
     ):
-        mode = "compiled mode (compile=True)" if compiled else "capture mode"
         raise RuntimeError(f"This reader was already iterated eagerly and cannot switch to {mode}.")
 
 

@@ -636,11 +636,6 @@ class Reader:
         [[1, 2]]
         """
         if capture or compile:
-            if self._checkpointing:
-                raise NotImplementedError(
-                    f"Reader {self._name!r}: checkpointing (enable_checkpointing=True) cannot be "
-                    "combined with capture mode."
-                )
             bs = batch_size if batch_size is not None else self._max_batch_size
             return reader_loop(
                 self,
