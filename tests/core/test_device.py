@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pytest
@@ -55,3 +59,34 @@ def test_current_device_stack_is_thread_local():
         t.join()
     assert seen == [ndd.Device("gpu")]
     assert ndd.Device.current() == ndd.Device("gpu")
+
+
+def test_a_gpu_call_without_a_gpu_says_so_before_any_library_does():
+    """Without CUDA (and without fake-GPU mode) a GPU call fails with one clear error, before
+    torch or nvImageCodec report their own."""
+    pytest.importorskip("torch")
+    code = textwrap.dedent(
+        """
+        import numpy as np, torch
+        import headrace as ndd
+        from headrace._core.errors import BackendUnavailableError
+        if torch.cuda.is_available():
+            print("HAS-GPU"); raise SystemExit
+        for call in (lambda: ndd.Tensor(np.zeros(3)).gpu(),
+                     lambda: ndd.decoders.image(ndd.Tensor(np.zeros(8, np.uint8)), device="gpu"),
+                     lambda: ndd.flip(ndd.Tensor(np.zeros((2, 2, 3)), device="gpu"))):
+            try:
+                call()
+            except BackendUnavailableError as e:
+                assert "HEADRACE_FAKE_GPU=1" in str(e) and "none is available" in str(e), e
+                print("OK")
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HEADRACE_FAKE_GPU"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    if "HAS-GPU" in out.stdout:
+        pytest.skip("this machine has a GPU")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["OK"] * 3

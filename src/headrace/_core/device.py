@@ -21,6 +21,8 @@ import sys
 import threading
 from typing import Any
 
+from headrace._core.errors import BackendUnavailableError
+
 _VALID_TYPES = ("cpu", "gpu")
 
 
@@ -137,8 +139,16 @@ class Device:
         """The torch device holding this device's data (CPU in fake-GPU mode)."""
         import torch
 
-        if self.device_type == "cpu" or (fake_gpu() and _real_gpu_count() == 0):
+        if self.device_type == "cpu":
             return torch.device("cpu")
+        if _real_gpu_count() == 0:
+            if fake_gpu():
+                return torch.device("cpu")
+            raise BackendUnavailableError(
+                f"Cannot access accelerator device when none is available: {self} needs a CUDA "
+                "GPU and this machine has none (torch.cuda.is_available() is False). Use "
+                "device='cpu', or set HEADRACE_FAKE_GPU=1 to emulate a GPU on the CPU."
+            )
         return torch.device("cuda", self.device_id)
 
     # --- static helpers ------------------------------------------------------------------
