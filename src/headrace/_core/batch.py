@@ -35,6 +35,7 @@ from headrace._core.errors import BatchSizeMismatchError, InvalidArgumentError, 
 from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
+from headrace._core.storage_view import BatchStorage
 from headrace._core.tensor import Tensor, _device_of, _maybe_sync
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
             return
         want_dtype = _dt.dtype(dtype) if dtype is not None else None
         want_device = _to_device(device)
+        tensors = unwrap_proxy(tensors)
         _wait_for_sources(tensors)
         samples, src_dtype, src_layout, dense, copied, external = _import_samples(
             tensors, want_dtype
@@ -187,6 +189,12 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._dtype = out._dtype
         self._layout = out._layout
         self._src = None
+
+    @property
+    def _storage(self) -> BatchStorage:
+        """The samples with the reference's backend tensor-list reads
+        (``headrace._core.storage_view``)."""
+        return BatchStorage(self)
 
     def evaluate(self) -> Batch:
         """Run the pending computation (a no-op for concrete data); returns ``self``."""

@@ -29,6 +29,7 @@ from headrace._core.errors import InvalidArgumentError
 from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
+from headrace._core.storage_view import TensorStorage, data_ptr
 
 if TYPE_CHECKING:
     from headrace._core.batch import Batch
@@ -83,6 +84,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
             return
         want_dtype = _dt.dtype(dtype) if dtype is not None else None
         want_device = _to_device(device)
+        data = unwrap_proxy(data)
         if isinstance(data, Tensor):
             arr = data._resolved_data()
             _ho.wait_on_current(data._ready, [arr])  # copies below run on the current stream
@@ -171,6 +173,19 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     @property
     def _is_lazy(self) -> bool:
         return self._data is None
+
+    @property
+    def _storage(self) -> TensorStorage:
+        """The data with the reference's backend-tensor reads (``headrace._core.storage_view``)."""
+        return TensorStorage(self)
+
+    def _is_same_tensor(self, other: Tensor) -> bool:
+        """Whether ``other`` holds this very data (same memory, shape and type), not a copy."""
+        a, b = self._resolved_data(), other._resolved_data()
+        return (
+            a is b
+            or (a.shape == b.shape and a.dtype == b.dtype and data_ptr(a) == data_ptr(b))
+        )
 
     def _consumable(self) -> Any:
         """The data, safe to use on torch's current stream (waits there for its producer)."""
