@@ -80,6 +80,7 @@ from headrace.ops.filters import *  # noqa: F403
 from headrace.ops.geometry import *  # noqa: F403
 from headrace.ops.image import *  # noqa: F403
 from headrace.ops.misc import *  # noqa: F403
+from headrace.ops.misc import _shape as _shape
 from headrace.ops.optical_flow import *  # noqa: F403
 from headrace.ops.resampling import *  # noqa: F403
 from headrace.ops.speech import *  # noqa: F403
@@ -164,7 +165,9 @@ __all__ += (
 
 #: Sub-packages the reference exposes that are imported on first attribute access
 #: (``ndd.pytorch`` imports torch only then); names whose module headrace lacks stay missing.
-_LAZY_SUBMODULES = frozenset({"_ops", "experimental", "pytorch", "segmentation", "transforms"})
+_LAZY_SUBMODULES = frozenset(
+    {"_exceptions", "_ops", "experimental", "pytorch", "segmentation", "transforms"}
+)
 
 
 def __getattr__(name: str) -> _ModuleType:

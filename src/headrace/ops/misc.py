@@ -339,6 +339,22 @@ def shapes(input: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     return SHAPES.call((input,), device=device, dtype=dtype)
 
 
+def _shape(
+    input: Any, /, *, batch_size: int | None = None, device: Any = None, dtype: Any = None
+) -> Any:
+    """:func:`shapes` under the reference's internal name (it backs its ``.shape`` of traced
+    values), with its ``batch_size`` argument.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> ndd._shape(ndd.tensor(np.zeros((4, 5, 3)))).torch().tolist()
+    [4, 5, 3]
+    """
+    return SHAPES.call((input,), device=device, batch_size=batch_size, dtype=dtype)
+
+
 def stack(
     input_0: Any,
     /,
