@@ -73,3 +73,15 @@ def test_current_names_do_not_warn():
         ndd.decoders.image(PNG).evaluate()
         ndd.peek_image_shape(PNG).evaluate()
         ndd.experimental.resize(ndd.decoders.image(PNG), size=[4, 4]).evaluate()
+
+
+def test_experimental_video_decoder_is_the_older_spelling_of_decoders_video():
+    from tests._helpers.videos import has_av, write_video
+
+    if not has_av():
+        pytest.skip("PyAV is not installed")
+    data = write_video(n=6)
+    with pytest.warns(DeprecationWarning, match=r"experimental\.decoders\.video"):
+        old = np.asarray(ndd.experimental.decoders.video(data))
+    np.testing.assert_array_equal(old, np.asarray(ndd.decoders.video(data)))
+    assert old.shape == (6, 48, 64, 3)

@@ -1,6 +1,7 @@
 """``ndd.experimental.decoders``: the image decoders under their experimental names (the same
 operators as ``ndd.decoders.image``, ``image_crop``, ``image_random_crop`` and ``image_slice``),
-deprecated as in the reference: every call warns (``DeprecationWarning``).
+deprecated as in the reference: every call warns (``DeprecationWarning``). ``video`` is the
+older spelling of ``ndd.decoders.video`` (also warned about).
 
 Examples
 --------
@@ -24,6 +25,7 @@ from headrace.decoders.image import image as _main_image
 from headrace.decoders.image import image_crop as _image_crop
 from headrace.decoders.image import image_random_crop as _image_random_crop
 from headrace.decoders.image_slice import image_slice as _image_slice
+from headrace.decoders.video import video as _video
 from headrace.experimental import _deprecated
 
 #: Why the experimental decoders are deprecated (the text after the warning's first line).
@@ -66,6 +68,9 @@ image_random_crop = _deprecated.deprecated_alias(
 image_slice = _deprecated.deprecated_alias(
     _experimental_image_slice, "experimental.decoders.image_slice", "decoders.image_slice", _NOTE
 )
+video = _deprecated.deprecated_alias(
+    _video, "experimental.decoders.video", "decoders.video", "The video decoder left experimental."
+)
 
 
-__all__ = ["image", "image_crop", "image_random_crop", "image_slice"]
+__all__ = ["image", "image_crop", "image_random_crop", "image_slice", "video"]
