@@ -168,8 +168,12 @@ class RNG:
     # --- seed and state ------------------------------------------------------------------
     @property
     def seed(self) -> int:
-        """Write-only: assigning re-seeds and restarts the sequence."""
-        raise AttributeError("seed is write-only")
+        """The seed (truncated to 64 bits); assigning re-seeds and restarts the sequence.
+
+        The reference's newest revision makes it write-only; reading it is its older spelling,
+        kept so that programs written against either run.
+        """
+        return self._seed
 
     @seed.setter
     def seed(self, value: int) -> None:
