@@ -99,3 +99,15 @@ def test_class_names_are_the_references() -> None:
         for part in cls.__qualname__.split("."):
             space = getattr(space, part, None)
             assert space is not None, f"{cls.__qualname__} is not a class of the reference"
+
+
+def test_device_takes_every_spelling_of_a_device() -> None:
+    for spelling in ("cpu", "cpu:0", ndd.Device("cpu")):
+        assert ndd._ops.random.Uniform(max_batch_size=8, device=spelling)().device == "cpu"
+    for spelling in ("gpu", "gpu:0", "cuda:0", ndd.Device("gpu", 0)):
+        assert ndd._ops.random.Uniform(device=spelling)._device == ndd.Device("gpu", 0)
+    torch = pytest.importorskip("torch")
+    assert ndd._ops.Flip(device=torch.device("cpu"))._device == "cpu"
+    if ndd.Device.gpu_count():  # a GPU, real or fake
+        out = ndd._ops.random.Uniform(max_batch_size=8, device="cuda:0")()
+        assert out.device.device_type == "gpu" and out.device.device_id == 0

@@ -87,6 +87,21 @@ class _SchemaInfo:
         return False
 
 
+def _op_device(device: Any) -> Device | str:
+    """A class-style operator's device: ``"mixed"``, or a :class:`Device` from ``"cpu"``,
+    ``"gpu"``, ``"gpu:N"``, ``"cuda:N"``, a ``Device`` or a ``torch.device``."""
+    if isinstance(device, Device) or device == "mixed":
+        return device
+    if type(device).__module__ == "torch":  # torch.device("cuda", 0) -> "cuda:0"
+        device = str(device)
+    try:
+        return Device(device)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"Invalid device: {device!r}. Use one of {', '.join(_DEVICES)} (or 'gpu:N')."
+        ) from None
+
+
 def _signature(x: Any) -> tuple[Any, ...]:
     """What a call's input must keep from the first call: batch or sample, and its traits."""
     if isinstance(x, Batch):
@@ -115,12 +130,9 @@ class Operator:
 
         ``seed`` (random operators) seeds the instance's own generator.
         """
-        kind = device.device_type if isinstance(device, Device) else device
-        if kind not in _DEVICES:
-            raise ValueError(f"Invalid device: {device!r}. Use one of {', '.join(_DEVICES)}.")
         del name, num_inputs  # (accepted as the reference's; nothing here depends on them)
         self._max_batch_size = max_batch_size
-        self._device = device
+        self._device = _op_device(device)
         init_args.pop("_backend", None)  # (the reference's internal choice of kernel)
         seed = init_args.pop("seed", None) if self._random else None
         self._rng = RNG(seed=seed) if seed is not None else None
