@@ -111,3 +111,15 @@ def test_device_takes_every_spelling_of_a_device() -> None:
     if ndd.Device.gpu_count():  # a GPU, real or fake
         out = ndd._ops.random.Uniform(max_batch_size=8, device="cuda:0")()
         assert out.device.device_type == "gpu" and out.device.device_id == 0
+
+
+def test_ops_is_the_older_spelling_of_class_ops() -> None:
+    assert ndd.ops.random.Uniform is ndd._ops.random.Uniform
+    assert ndd.ops.Resize is ndd._ops.Resize
+    out = ndd.ops.random.Uniform(max_batch_size=8, device="cpu")(batch_size=3)
+    assert out.batch_size == 3 and out.device == "cpu"
+    from headrace.ops import geometry  # the family modules are still found first
+
+    assert geometry.__name__ == "headrace.ops.geometry"
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchOperator'"):
+        _ = ndd.ops.NoSuchOperator
