@@ -32,6 +32,7 @@ import linecache
 import types
 from typing import Any
 
+from headrace import types as _hr_types
 from headrace._core.device import Device
 from headrace._core.dtype import DType
 from headrace.capture._invariant import invariant, is_invariant
@@ -515,6 +516,8 @@ def _dali_constant(v: Any) -> bool:
         return True
     if isinstance(v, enum.Enum):
         return type(v).__module__.startswith(_DALI_PREFIXES)
+    if _hr_types.native(v) is not v:  # the reference's own enum values (not Python enums)
+        return True
     return _constant_value(v)
 
 

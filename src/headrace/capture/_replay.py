@@ -18,6 +18,7 @@ from headrace._rng import resolve_rng
 from headrace.capture import _stats as st
 from headrace.capture._graph import CaptureError, Node, as_outputs, placement
 from headrace.capture._invariant import is_invariant, unwrap
+from headrace.types import native as native_enum
 
 if TYPE_CHECKING:
     from headrace.capture._loop import CaptureLoop
@@ -125,7 +126,7 @@ def _kwargs_match(loop: CaptureLoop, kwargs: dict[str, Any], node: Node) -> bool
                     "ndd.capture.invariant() when the loop was traced. An argument marked with "
                     "ndd.capture.invariant when captured must remain marked."
                 )
-            if v is not c and not _same(unwrap(v), c):
+            if v is not c and not _same(native_enum(unwrap(v)), c):
                 return False
             continue
         r = refs.get(k)

@@ -28,6 +28,7 @@ from headrace.capture import _stats as st
 from headrace.capture._graph import CaptureError, Node, Ref, as_outputs, placement
 from headrace.capture._invariant import is_invariant, unwrap
 from headrace.capture._provable import unprovable_args
+from headrace.types import native as native_enum
 
 if TYPE_CHECKING:
     from headrace.capture._loop import CaptureLoop
@@ -78,6 +79,7 @@ class _Recording:
         for k, v in kwargs.items():
             if v is None:
                 continue
+            v = native_enum(v)  # the reference's own enum values: ours (comparable, picklable)
             if is_invariant(v):
                 self.const[k] = unwrap(v)
                 self.marked.append(k)
