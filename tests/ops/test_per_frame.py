@@ -101,6 +101,73 @@ def test_warp_affine_per_frame_matches_reference() -> None:
     assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
 
 
+def _reference_warp_by_input(data: np.ndarray, layout: str, mats: np.ndarray) -> np.ndarray:
+    from tests._helpers.dali_oracle import dali_ndd
+
+    d = dali_ndd()
+    x = d.as_tensor(data, layout=layout)
+    return np.asarray(d.warp_affine(x, d.per_frame(d.as_tensor(mats))).evaluate())
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("layout", ["FHWC", "HWC"])
+def test_a_per_frame_matrix_input_matches_reference(layout: str) -> None:
+    """``mtx`` given as the second input, marked per frame: one matrix per frame of a sequence;
+    an image that is not a sequence is warped once per matrix (a sequence comes out)."""
+    mats = np.stack([np.float32([[1, 0.1 * k, 1.5 * k], [0, 1, -k]]) for k in range(3)])
+    data = SEQS[0] if layout == "FHWC" else SEQS[0][1]
+    if "av" in sys.modules:
+        from tests._helpers import dali_isolated as iso
+
+        want = iso.call("tests.ops.test_per_frame:_reference_warp_by_input", data, layout, mats)
+    else:
+        pytest.importorskip("nvidia.dali.experimental.dynamic")
+        want = _reference_warp_by_input(data, layout, mats)
+    out = ndd.warp_affine(ndd.tensor(data, layout=layout), ndd.per_frame(ndd.tensor(mats)))
+    got = np.asarray(out)
+    assert out.layout == "FHWC" and got.shape == want.shape == (3, *SEQS[0].shape[1:])
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+    if layout == "FHWC":  # the same as the per-frame argument
+        by_arg = ndd.warp_affine(ndd.tensor(data, layout=layout), matrix=ndd.per_frame(mats))
+        np.testing.assert_array_equal(got, np.asarray(by_arg))
+
+
+def test_a_per_frame_matrix_input_with_one_frame_serves_every_frame() -> None:
+    seq = ndd.tensor(SEQS[0], layout="FHWC")
+    m = np.float32([[1, 0, 2], [0, 1, 0]])
+    out = ndd.warp_affine(seq, ndd.per_frame(ndd.tensor(m[None])))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(ndd.warp_affine(seq, matrix=m)))
+    with pytest.raises(Exception, match="per-frame input 'mtx' of sample 0 has 2 frames"):
+        ndd.warp_affine(seq, ndd.per_frame(ndd.tensor(np.stack([m, m])))).evaluate()
+
+
+def _reference_rotate(seq: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    from tests._helpers.dali_oracle import dali_ndd
+
+    d = dali_ndd()
+    x = d.as_tensor(seq, layout="FHWC")
+    return np.asarray(d.rotate(x, angle=d.per_frame(d.as_tensor(angles))).evaluate())
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("angles", [[10, 45, 0], [0, 0, 90], [30, 30, 30]])
+def test_rotate_per_frame_without_size_uses_one_canvas_per_sequence(angles) -> None:
+    """Each frame's rotation fits a different box; a sequence gets the box that holds them all
+    (the element-wise largest), as the reference gives."""
+    angles = np.float32(angles)
+    if "av" in sys.modules:
+        from tests._helpers import dali_isolated as iso
+
+        want = iso.call("tests.ops.test_per_frame:_reference_rotate", SEQS[0], angles)
+    else:
+        pytest.importorskip("nvidia.dali.experimental.dynamic")
+        want = _reference_rotate(SEQS[0], angles)
+    seq = ndd.tensor(SEQS[0], layout="FHWC")
+    got = np.asarray(ndd.rotate(seq, angle=ndd.per_frame(angles)))
+    assert got.shape == want.shape
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+
+
 def test_rotate_per_frame_on_the_gpu_equals_the_cpu() -> None:
     seq = ndd.tensor(SEQS[0], layout="FHWC")
     angle = ndd.per_frame(ndd.tensor(np.float32([0, 30, 90])))

@@ -238,7 +238,15 @@ def _launch(
 
     def body() -> tuple[Batch, ...]:
         frames = {k: v for k, v in lazy_args if per_frame.marked(v)} if lazy_args else None
-        if stage is not None and not frames:
+        frame_inputs = {
+            i: schema.inputs[i]
+            for i, x in enumerate(ins)
+            if 0 < i < len(schema.inputs)
+            and x is not None
+            and schema.inputs[i] in schema.per_frame_inputs
+            and per_frame.marked(x)
+        }
+        if stage is not None and not frames and not frame_inputs:
             chained = run_chain(stage, input_batch)
             if chained is not None:
                 return chained
@@ -246,10 +254,13 @@ def _launch(
         batches = [None if x is None else input_batch(x) for x in ins]
         if batches and batches[0] is not None:
             kc.sources = batches[0]._sources
-        if frames:
+        if frames or frame_inputs:
+            frames = frames or {}
             resolved_vals(tuple(frames))
             convert = {k: schema.arg_map[k].convert for k in frames}
-            outs = per_frame.run(kern, kc, batches, vals, frames, convert)
+            outs = per_frame.run(
+                kern, kc, batches, vals, frames, convert, frame_inputs, schema.per_frame_vals
+            )
         else:
             resolved_vals()
             outs = kern(kc, batches, vals)

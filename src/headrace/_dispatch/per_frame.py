@@ -73,6 +73,37 @@ def _expanded(b: Batch, counts: list[int], reps: list[int]) -> Batch:
     return Batch._wrap([samples[i] for i in reps], b._dtype, b._layout, b._device)
 
 
+def _frame_values(b: Batch, counts: list[int], name: str, what: str) -> Batch:
+    """A per-frame input for the batch of frames: frame ``j`` of each sample (its frame 0 for
+    every frame when it holds one)."""
+    samples = b._samples
+    assert samples is not None
+    out: list[Any] = []
+    for i, (s, f) in enumerate(zip(samples, counts)):
+        m = int(s.shape[0]) if s.ndim else 0
+        if m not in (1, f):
+            raise InvalidArgumentError(
+                f"{name}: per-frame input {what!r} of sample {i} has {m} frames; the input "
+                f"sequence has {f} (give one value per frame, or one for all)."
+            )
+        out.extend(s[j if m > 1 else 0] for j in range(f))
+    return Batch._wrap(out, b._dtype, (b._layout or "F")[1:] or None, b._device)
+
+
+def _repeated_as_frames(b: Batch, frames: Batch | None) -> Batch:
+    """Each sample of ``b`` as a sequence of as many (identical) frames as the per-frame input
+    ``frames`` gives its sample."""
+    assert b._samples is not None and frames is not None and frames._samples is not None
+    seqs = []
+    for s, f in zip(b._samples, frames._samples):
+        n = int(f.shape[0]) if f.ndim else 1
+        if _st.is_torch(s):
+            seqs.append(s.unsqueeze(0).expand(n, *s.shape))
+        else:
+            seqs.append(np.broadcast_to(s, (n, *s.shape)))
+    return Batch._wrap(seqs, b._dtype, "F" + (b._layout or ""), b._device)
+
+
 def _stack(frames: Sequence[Any], name: str, i: int, like: Any) -> Any:
     """One sequence from its frames' outputs (all of one shape)."""
     if not frames:
@@ -97,22 +128,41 @@ def run(
     vals: ArgDict,
     per_frame: dict[str, Tensor | Batch],
     convert: dict[str, Callable[[Any], Any]],
+    frame_inputs: dict[int, str] | None = None,
+    adjust: Callable[[ArgDict, list[int], list[tuple[int, ...]], str | None], None] | None = None,
 ) -> tuple[Batch, ...]:
     """``kern`` on the frames of the sequences of ``batches[0]`` with ``per_frame`` arguments
-    (``vals`` holds the other arguments, resolved); the outputs as sequences."""
+    (``vals`` holds the other arguments, resolved) and per-frame inputs (``frame_inputs``: the
+    positions of the marked inputs in ``batches``, with their names); ``adjust``: the schema's
+    ``per_frame_vals``; the outputs as sequences."""
+    frame_inputs = frame_inputs or {}
     name = kc.name
     seq = batches[0] if batches else None
+    if seq is not None and not (seq._layout or "").startswith("F") and frame_inputs:
+        # a sample given per-frame inputs is one image for every frame (as the reference does)
+        seq = batches[0] = _repeated_as_frames(seq, batches[next(iter(frame_inputs))])
     if seq is None or not (seq._layout or "").startswith("F"):
-        k = next(iter(per_frame))
+        what = (
+            f"argument {next(iter(per_frame))!r}"
+            if per_frame
+            else f"input {next(iter(frame_inputs.values()))!r}"
+        )
         raise InvalidArgumentError(
-            f"{name}: argument {k!r} is per-frame (ndd.per_frame), but the input is not a "
+            f"{name}: {what} is per-frame (ndd.per_frame), but the input is not a "
             f"sequence (layout {None if seq is None else seq._layout!r}; expected one starting "
             "with 'F')."
         )
     n = kc.n
     counts = [int(s.shape[0]) for s in seq._samples]  # type: ignore[union-attr]
     reps = np.repeat(np.arange(n), counts).tolist()
-    ins = [None if b is None else _expanded(b, counts, reps) for b in batches]
+    ins = [
+        None
+        if b is None
+        else _frame_values(b, counts, name, frame_inputs[j])
+        if j in frame_inputs
+        else _expanded(b, counts, reps)
+        for j, b in enumerate(batches)
+    ]
     fvals = ArgDict({k: PerSample(v[i] for i in reps) if type(v) is PerSample else v
                      for k, v in vals.items()})  # fmt: skip
     for k, v in per_frame.items():
@@ -130,6 +180,9 @@ def run(
                 raise type(e)(f"{name}: invalid value for argument {k!r} ({e}).") from None
         fvals[k] = PerSample(per)
     fvals.per_sample = True
+    if adjust is not None and ins and ins[0] is not None:
+        frames_in = ins[0]
+        adjust(fvals, counts, [tuple(f.shape) for f in frames_in._samples], frames_in._layout)  # type: ignore[union-attr]
     fkc = KernelContext(name, kc.ctx, kc.device, len(reps), kc.rng_words, kc.module, kc.stream)
     # an error names the frame's sequence and frame (its "sample" is the frame's position)
     srcs = kc.sources

@@ -62,7 +62,11 @@ class OpSchema:
     ``capture=False`` keeps the op out of capture-mode recording (it runs eagerly).
     ``min_inputs=0`` makes every input optional (a ``None`` first input is an error otherwise).
     ``prepare`` (batch kernels only; planned ops have ``Planned.prepare``) turns the call's
-    arguments into what the kernel takes before it runs.
+    arguments into what the kernel takes before it runs. ``per_frame_inputs`` names inputs that,
+    marked with ``ndd.per_frame``, hold one value per frame of the first input's sequences (as a
+    per-frame argument does: ``warp_affine``'s ``mtx``). ``per_frame_vals`` adjusts the frames'
+    argument values before a per-frame call runs them: ``(vals, counts, frame_shapes, layout)``,
+    ``counts`` the frames of each sequence (``rotate``: one canvas for all frames of a sequence).
     """
 
     name: str
@@ -77,6 +81,10 @@ class OpSchema:
     min_inputs: int | None = None
     variadic: bool = False
     cpu_only_inputs: bool = False
+    per_frame_inputs: Sequence[str] = ()
+    per_frame_vals: Callable[[Any, list[int], list[tuple[int, ...]], str | None], None] | None = (
+        None
+    )
     output_devices: Callable[[Device], Sequence[Device]] | None = None
     check: Callable[[dict[str, Any]], None] | None = None
     prepare: Callable[[KernelContext, list[Batch | None], Vals], Vals] | None = None

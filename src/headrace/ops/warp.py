@@ -38,6 +38,7 @@ from headrace._dispatch.kernel_context import KernelContext
 from headrace._dispatch.schema import OpSchema, Planned
 from headrace.ops import _warp_params as P
 from headrace.ops._enum_args import to_interp_type
+from headrace.ops._warp_params import rotated_canvas_size
 
 TensorOrBatch = Tensor | Batch
 #: Layouts assumed for inputs without one, by number of dims.
@@ -72,9 +73,33 @@ _COMMON = (
     Arg("dtype", to_dtype, None, doc="Output type (default: the input's)."),
     Arg("output_dtype", to_dtype, None, doc="Deprecated alias of dtype."),
 )
+def _one_canvas_per_sequence(
+    vals: Any, counts: list[int], shapes: list[tuple[int, ...]], layout: str | None
+) -> None:
+    """Per-frame angles without ``size``/``keep_size``: every frame of a sequence gets the
+    canvas that holds each of its frames' rotations (the element-wise largest), as the
+    reference gives; the frames of one sequence then stack."""
+    if vals.get("size") is not None or vals.get("keep_size"):
+        return
+    lay = layout or _LAYOUTS.get(len(shapes[0]) if shapes else 3, "HWC")
+    hi, wi = lay.index("H"), lay.index("W")
+    angles = vals["angle"]
+    per = [angles[j] if type(angles) is PerSample else angles for j in range(len(shapes))]
+    sizes: list[Any] = []
+    at = 0
+    for f in counts:
+        hws = [rotated_canvas_size(shapes[j][hi], shapes[j][wi], float(per[j]))
+               for j in range(at, at + f)]  # fmt: skip
+        canvas = [float(max(h for h, _ in hws)), float(max(w for _, w in hws))] if hws else None
+        sizes.extend([canvas] * f)
+        at += f
+    vals["size"] = PerSample(sizes)
+
+
 ROTATE = OpSchema(
     "rotate",
     "warp",
+    per_frame_vals=_one_canvas_per_sequence,
     args=(
         Arg("angle", to_float, REQUIRED, per_sample=True, doc="Degrees, counter-clockwise."),
         Arg("axis", to_floats, None, per_sample=True, doc="Rotation axis (3-D volumes)."),
@@ -87,6 +112,7 @@ WARP_AFFINE = OpSchema(
     "warp_affine",
     "warp",
     inputs=("data", "mtx"),
+    per_frame_inputs=("mtx",),
     args=(
         Arg("matrix", to_floats, None, per_sample=True, doc="2x3 matrix (or 6 values)."),
         Arg("inverse_map", to_bool, True, doc="The matrix maps output to input points."),
