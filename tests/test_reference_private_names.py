@@ -30,3 +30,18 @@ def test_displaced_errors_are_the_exceptions_module_types(mode):
         ndd.crop(ndd.zeros(shape=(10, 10, 3)), crop=(20, 20)).evaluate()
     cause = displaced.value.__cause__
     assert type(cause) is type(direct.value) and str(cause) == str(direct.value)
+
+
+def test_compiled_batch_tells_values_from_the_loop_graph():
+    from headrace._compile import CompiledBatch
+
+    src = ndd.ExternalSource([np.full((2, 2), i, np.float32) for i in range(3)])
+    seen = []
+    for b in src.compiled(batch_size=2):
+        out = ndd.cast(b, dtype=ndd.uint8)
+        seen.append((isinstance(out, CompiledBatch), isinstance(out + 1, CompiledBatch)))
+    assert seen == [(True, False)] * 3  # arithmetic is never captured
+    assert not isinstance(ndd.batch([[1]]), CompiledBatch)
+    assert ndd._compile.CompiledBatch is CompiledBatch
+    with pytest.raises(TypeError, match="isinstance"):
+        CompiledBatch()

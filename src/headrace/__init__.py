@@ -166,7 +166,7 @@ __all__ += (
 #: Sub-packages the reference exposes that are imported on first attribute access
 #: (``ndd.pytorch`` imports torch only then); names whose module headrace lacks stay missing.
 _LAZY_SUBMODULES = frozenset(
-    {"_exceptions", "_ops", "experimental", "pytorch", "segmentation", "transforms"}
+    {"_compile", "_exceptions", "_ops", "experimental", "pytorch", "segmentation", "transforms"}
 )
 
 
