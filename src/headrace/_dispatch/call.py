@@ -238,14 +238,18 @@ def _launch(
 
     def body() -> tuple[Batch, ...]:
         frames = {k: v for k, v in lazy_args if per_frame.marked(v)} if lazy_args else None
-        frame_inputs = {
-            i: schema.inputs[i]
-            for i, x in enumerate(ins)
-            if 0 < i < len(schema.inputs)
-            and x is not None
-            and schema.inputs[i] in schema.per_frame_inputs
-            and per_frame.marked(x)
-        }
+        frame_inputs = (
+            {
+                i: schema.inputs[i]
+                for i, x in enumerate(ins)
+                if 0 < i < len(schema.inputs)
+                and x is not None
+                and schema.inputs[i] in schema.per_frame_inputs
+                and per_frame.marked(x)
+            }
+            if schema.per_frame_inputs
+            else None
+        )
         if stage is not None and not frames and not frame_inputs:
             chained = run_chain(stage, input_batch)
             if chained is not None:
