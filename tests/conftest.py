@@ -13,6 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from headrace._core import meta as _meta
+
+# Every predicted output metadata (dtype, ndim, layout of a pending result) must equal the
+# result's: a prediction that differs raises where the result is computed.
+_meta.CHECK = True
+
 # Timing deadlines make property tests flaky on a loaded 2-core machine.
 settings.register_profile("headrace", deadline=None)
 settings.load_profile("headrace")

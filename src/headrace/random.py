@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from headrace._core import dtype as _dt
+from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import Arg, forward_args, to_dtype, to_float, to_floats, to_ints
 from headrace._dispatch.schema import OpSchema
 from headrace._rng import RNG, RNGState, get_default_rng, set_seed
@@ -196,6 +198,11 @@ def beta(
     True
     """
     return BETA.call((shape_like,), **forward_args(locals(), "shape_like"))
+
+
+# What a pending call's outputs are, before they are computed (``headrace._core.meta``).
+UNIFORM.meta = NORMAL.meta = _meta.random_value(_dt.float32)
+COIN_FLIP.meta = _meta.random_value(_dt.int32)
 
 
 __all__ = [

@@ -27,11 +27,13 @@ import numpy as np
 from headrace import types as _types
 from headrace._core import dtype as _dt
 from headrace._core import handoff as _ho
+from headrace._core import meta as _meta
 from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.entry import op as _op
 from headrace._core.errors import BatchSizeMismatchError, InvalidArgumentError, InvalidTypeError
+from headrace._core.invocation import InvocationResult
 from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
@@ -82,7 +84,7 @@ class Batch(ArithmeticMixin, DeviceMixin):
         invocation_result: Any = None,
         copy: bool = False,
     ) -> None:
-        self._src: tuple[Invocation, int] | None = None
+        self._src: tuple[Invocation, int, _meta.Meta | None] | None = None
         self._dense: Any = None
         self._external = False
         self._sources: Sequence[str | None] | None = None
@@ -90,12 +92,12 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._step: Step | None = None
         self._ready: _ho.Ready | None = None  # CUDA data: when its producer stream wrote it
         if invocation_result is not None:
-            inv, out_idx, bs, meta_dtype, meta_layout, dev = invocation_result
-            self._src = (inv, out_idx)
+            inv, out_idx, bs, meta, dev = invocation_result
+            self._src = (inv, out_idx, meta)
             self._samples = None
             self._bs = bs
-            self._dtype = meta_dtype
-            self._layout = meta_layout
+            self._dtype = meta.dtype if meta is not None else None
+            self._layout = meta.layout if meta is not None else None
             self._device = dev
             return
         want_dtype = _dt.dtype(dtype) if dtype is not None else None
@@ -178,8 +180,10 @@ class Batch(ArithmeticMixin, DeviceMixin):
         src = self._src
         if src is None:
             return
-        inv, out_idx = src
+        inv, out_idx, meta = src
         out = inv.wait()[out_idx]
+        if meta is not None and out._samples:
+            _meta.check(meta, out._dtype, out._samples[0].ndim, out._layout, inv.name)
         self._samples = out._samples
         self._ready = out._ready
         self._bs = out._bs
@@ -189,6 +193,11 @@ class Batch(ArithmeticMixin, DeviceMixin):
         self._dtype = out._dtype
         self._layout = out._layout
         self._src = None
+
+    @property
+    def _invocation_result(self) -> InvocationResult:
+        """Whether the call making this value has run (the reference's tests read it)."""
+        return InvocationResult(self)
 
     @property
     def _storage(self) -> BatchStorage:
@@ -225,13 +234,15 @@ class Batch(ArithmeticMixin, DeviceMixin):
     @property
     def layout(self) -> str | None:
         """Per-sample layout (no batch dimension), or None."""
-        if self._samples is None:
+        if self._samples is None and (self._src is None or self._src[2] is None):
             self._resolve()
         return self._layout
 
     @property
     def ndim(self) -> int:
         """Per-sample number of dimensions."""
+        if self._samples is None and self._src is not None and self._src[2] is not None:
+            return self._src[2].ndim
         s = self._resolved()
         if not s:
             return len(self._layout) if self._layout else 0
@@ -727,7 +738,7 @@ def batch_to_tensor(b: Batch, *, pad: bool = False, device: Any = None) -> Tenso
         t = Tensor._wrap(arr, b.dtype, lay, b._device, ready=out._ready)
     else:
         inv = Invocation(run, "as_tensor", callsite.capture(2), deferred=mode is EvalMode.deferred)
-        t = Tensor(invocation_result=(inv, 0, 0, None, None, b._device))
+        t = Tensor(invocation_result=(inv, 0, 0, None, b._device))
     if device is not None:
         t = t.to_device(device)
     return t

@@ -21,11 +21,13 @@ from headrace import types as _types
 from headrace._core import dtype as _dt
 from headrace._core import handoff as _ho
 from headrace._core import indexing as _ix
+from headrace._core import meta as _meta
 from headrace._core import storage as _st
 from headrace._core.device import CPU, Device
 from headrace._core.device import device as _to_device
 from headrace._core.entry import provide
 from headrace._core.errors import InvalidArgumentError
+from headrace._core.invocation import InvocationResult
 from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
@@ -65,7 +67,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         invocation_result: Any = None,
         copy: bool = False,
     ) -> None:
-        self._src: tuple[Invocation, int, int] | None = None
+        self._src: tuple[Invocation, int, int, _meta.Meta | None] | None = None
         self._ready: _ho.Ready | None = None  # CUDA data: when its producer stream wrote it
         self._external = False
         self._source: str | None = None  # where the sample came from (a file), when known
@@ -75,11 +77,11 @@ class Tensor(ArithmeticMixin, DeviceMixin):
             self._ready = t._ready
             return
         if invocation_result is not None:
-            inv, out_idx, sample_idx, meta_dtype, meta_layout, dev = invocation_result
-            self._src = (inv, out_idx, sample_idx)
+            inv, out_idx, sample_idx, meta, dev = invocation_result
+            self._src = (inv, out_idx, sample_idx, meta)
             self._data = None
-            self._dtype = meta_dtype
-            self._layout = meta_layout
+            self._dtype = meta.dtype if meta is not None else None
+            self._layout = meta.layout if meta is not None else None
             self._device = dev
             return
         want_dtype = _dt.dtype(dtype) if dtype is not None else None
@@ -162,9 +164,11 @@ class Tensor(ArithmeticMixin, DeviceMixin):
         src = self._src
         if src is None:
             return
-        inv, out_idx, sample_idx = src
+        inv, out_idx, sample_idx, meta = src
         out = inv.wait()[out_idx]
         self._data = out._samples[sample_idx]
+        if meta is not None:
+            _meta.check(meta, out._dtype, self._data.ndim, out._layout, inv.name)
         self._ready = out._ready
         self._dtype = out._dtype
         self._layout = out._layout
@@ -173,6 +177,11 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     @property
     def _is_lazy(self) -> bool:
         return self._data is None
+
+    @property
+    def _invocation_result(self) -> InvocationResult:
+        """Whether the call making this value has run (the reference's tests read it)."""
+        return InvocationResult(self)
 
     @property
     def _storage(self) -> TensorStorage:
@@ -216,7 +225,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     @property
     def layout(self) -> str | None:
         """Layout string such as ``"HWC"``, or None."""
-        if self._data is None and self._src is not None:
+        if self._data is None and self._src is not None and self._src[3] is None:
             self._resolve()
         return self._layout
 
@@ -228,6 +237,8 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     @property
     def ndim(self) -> int:
         """Number of dimensions."""
+        if self._data is None and self._src is not None and self._src[3] is not None:
+            return self._src[3].ndim
         return self._resolved_data().ndim
 
     @property

@@ -32,6 +32,8 @@ from headrace._core.errors import (
 )
 from headrace._core.eval_mode import EvalMode
 from headrace._core.invocation import Invocation, in_worker
+from headrace._core.meta import Meta
+from headrace._core.meta import of as meta_of
 from headrace._core.proxy import Proxy
 from headrace._core.tensor import Tensor, _device_of
 from headrace._dispatch import per_frame
@@ -300,7 +302,8 @@ def _launch(
         run, name, _callsite.capture(3), deferred=mode is EvalMode.deferred, stage=stage
     )
     n_out = None if vals.get("on_error") == "skip" else n  # skipping may shrink the batch
-    res = _lazy_outputs(inv, n_out, batch_mode, schema.out_devices(dev), num_outputs)
+    metas = _predicted(schema, ins, vals, lazy_args) if schema.meta is not None else None
+    res = _lazy_outputs(inv, n_out, batch_mode, schema.out_devices(dev), num_outputs, metas)
     if mode is EvalMode.eager:
         ctx.submit(inv)
     else:
@@ -466,15 +469,33 @@ def _wrap_outputs(outs: tuple[Batch, ...], batch_mode: bool, num_outputs: int) -
     return res[0] if num_outputs == 1 else res
 
 
+def _predicted(
+    schema: OpSchema, ins: Sequence[Any], vals: ArgDict, lazy_args: list[tuple[str, Any]]
+) -> Sequence[Meta | None] | None:
+    """The schema's prediction of a pending call's output metadata (None: not known)."""
+    assert schema.meta is not None
+    in_metas = [None if x is None else meta_of(x) for x in ins]
+    metas = schema.meta(in_metas, vals, dict(lazy_args))
+    if metas is None or len(metas) != schema.num_outputs:
+        return None
+    return metas
+
+
 def _lazy_outputs(
-    inv: Invocation, n: int | None, batch_mode: bool, devs: Sequence[Device], num_outputs: int
+    inv: Invocation,
+    n: int | None,
+    batch_mode: bool,
+    devs: Sequence[Device],
+    num_outputs: int,
+    metas: Sequence[Meta | None] | None = None,
 ) -> Any:
+    ms = metas or (None,) * num_outputs
     if batch_mode:
         res: tuple[Any, ...] = tuple(
-            Batch(invocation_result=(inv, k, n, None, None, devs[k])) for k in range(num_outputs)
+            Batch(invocation_result=(inv, k, n, ms[k], devs[k])) for k in range(num_outputs)
         )
     else:
         res = tuple(
-            Tensor(invocation_result=(inv, k, 0, None, None, devs[k])) for k in range(num_outputs)
+            Tensor(invocation_result=(inv, k, 0, ms[k], devs[k])) for k in range(num_outputs)
         )
     return res[0] if num_outputs == 1 else res

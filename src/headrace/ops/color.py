@@ -18,9 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from headrace import types as _types
+from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError, ShapeError
 from headrace._core.tensor import Tensor
+from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import (
     REQUIRED,
     Arg,
@@ -96,6 +98,13 @@ COLOR_SPACE_CONVERSION = _schema(
     Arg("image_type", to_image_type, REQUIRED, doc="Colour space of the input."),
     Arg("output_type", to_image_type, REQUIRED, doc="Colour space of the output."),
 )
+
+
+# What a pending call's outputs are, before they are computed (``headrace._core.meta``).
+for _s in (BRIGHTNESS_CONTRAST, BRIGHTNESS, CONTRAST, COLOR_TWIST, HUE, SATURATION,
+           COLOR_SPACE_CONVERSION):  # fmt: skip
+    _s.meta = _meta.with_dtype()
+HSV.meta = _meta.with_dtype(_dt.uint8)  # (uint8 unless ``dtype`` says otherwise)
 
 
 def _one_value(vals: dict[str, Any], name: str) -> Any:

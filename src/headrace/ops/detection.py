@@ -22,6 +22,7 @@ import numpy as np
 
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError
+from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import (
     REQUIRED,
     Arg,
@@ -142,6 +143,9 @@ RANDOM_BBOX_CROP = _schema(
     devices=("cpu",),
     random=True,
 )
+# What a pending call's outputs are, before they are computed (``headrace._core.meta``).
+BB_FLIP.meta = _meta.same_as_input(needs_layout=False)
+RANDOM_BBOX_CROP.meta = _meta.random_bbox_crop
 ROI_RANDOM_CROP = _schema(
     "roi_random_crop",
     min_inputs=0,

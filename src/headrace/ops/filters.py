@@ -19,6 +19,7 @@ from typing import Any
 from headrace import types as _types
 from headrace._core.batch import Batch
 from headrace._core.tensor import Tensor
+from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import (
     Arg,
     forward_args,
@@ -100,6 +101,10 @@ JITTER = _schema(
     _INTERP,
     MASK,
 )
+
+
+# What a pending call's outputs are, before they are computed (``headrace._core.meta``).
+GAUSSIAN_BLUR.meta = _meta.with_dtype()
 
 
 def gaussian_blur(

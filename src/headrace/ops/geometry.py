@@ -33,6 +33,7 @@ from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.device import CPU
 from headrace._core.tensor import Tensor
+from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import (
     REQUIRED,
     Arg,
@@ -308,6 +309,12 @@ TENSOR_RESIZE = OpSchema(
 
 
 # --- public functions --------------------------------------------------------------------------
+# What a pending call's outputs are, before they are computed (``headrace._core.meta``).
+RESIZE.meta = CROP.meta = _meta.with_dtype()
+FLIP.meta = _meta.same_as_input()
+CROP_MIRROR_NORMALIZE.meta = _meta.crop_mirror_normalize
+
+
 def resize(
     input: Input,
     /,

@@ -22,6 +22,7 @@ from headrace._core.device import device as _to_device
 from headrace._core.entry import provide
 from headrace._core.errors import InvalidArgumentError
 from headrace._core.tensor import Tensor
+from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import (
     REQUIRED,
     Arg,
@@ -112,6 +113,15 @@ _SUB_ARGS = tuple(
 ) + (Arg("_spec", to_any, None),)
 #: ``Batch.slice[...]``: runs eagerly (never recorded by capture mode).
 SUBSCRIPT = _schema("_tensor_subscript", args=_SUB_ARGS, kernel="tensor_subscript", capture=False)
+
+
+# What a pending call's outputs are, before they are computed (``headrace._core.meta``).
+CAST.meta = _meta.with_dtype(needs_layout=False)
+ZEROS.meta = ONES.meta = FULL.meta = _meta.filled
+PER_FRAME.meta = _meta.per_frame
+EXPAND_DIMS.meta = _meta.expand_dims
+STACK.meta = _meta.stack
+SUBSCRIPT.meta = _meta.subscript
 
 
 @provide("copy")

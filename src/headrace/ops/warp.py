@@ -24,6 +24,7 @@ from headrace._core.batch import Batch
 from headrace._core.device import CPU
 from headrace._core.errors import InvalidArgumentError
 from headrace._core.tensor import Tensor
+from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import (
     REQUIRED,
     Arg,
@@ -73,6 +74,8 @@ _COMMON = (
     Arg("dtype", to_dtype, None, doc="Output type (default: the input's)."),
     Arg("output_dtype", to_dtype, None, doc="Deprecated alias of dtype."),
 )
+
+
 def _one_canvas_per_sequence(
     vals: Any, counts: list[int], shapes: list[tuple[int, ...]], layout: str | None
 ) -> None:
@@ -120,6 +123,10 @@ WARP_AFFINE = OpSchema(
     ),
     planned=Planned(P.warp_affine_params, layouts=_LAYOUTS, prepare=_matrix_input),
 )
+
+
+# What a pending call's outputs are, before they are computed (``headrace._core.meta``).
+WARP_AFFINE.meta = _meta.warp_affine
 
 
 def rotate(
