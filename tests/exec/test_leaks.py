@@ -97,8 +97,13 @@ _CHILD = textwrap.dedent(
             break
         except KeyboardInterrupt:
             pass
-    threading.Event().wait(0.5)  # the readers' threads end with their loops
-    print(sum(t.name.startswith("headrace-") for t in threading.enumerate()), flush=True)
+    import time
+    def left():
+        return sum(t.name.startswith("headrace-") for t in threading.enumerate())
+    deadline = time.monotonic() + 10  # the readers' threads end with their loops (a loaded
+    while left() and time.monotonic() < deadline:  # machine may take a moment to run them)
+        time.sleep(0.05)
+    print(left(), flush=True)
     """
 )
 
