@@ -214,6 +214,11 @@ def test_capture_and_checkpointing_are_exclusive(root: Path) -> None:
         reader.next_epoch(batch_size=2, capture=True)
     with raises(NotImplementedError, "not supported in compiled mode (compile=True)"):
         reader.next_epoch(batch_size=2, compile=True)
+    for spelling, mode in (({"capture": True}, "capture mode"), ({"compile": True}, "compiled")):
+        used = File(file_root=str(root))
+        next(used.next_epoch(batch_size=2, **spelling))
+        with raises(NotImplementedError, f"used in {mode}", "cannot be combined"):
+            Checkpoint().register(used)
 
 
 # --- collect and restore -------------------------------------------------------------------

@@ -1002,9 +1002,11 @@ class Reader:
         """
         if self._checkpointing:
             return
-        if getattr(self, "_capture", None) is not None:
+        loop = getattr(self, "_capture", None)
+        if loop is not None:
+            mode = "compiled mode (compile=True)" if loop.compiled else "capture mode"
             raise NotImplementedError(
-                f"Reader {self._name!r} is used in capture mode, which cannot be combined with "
+                f"Reader {self._name!r} is used in {mode}, which cannot be combined with "
                 "checkpointing."
             )
         if self._started:
