@@ -134,6 +134,7 @@ def test_eval_context_rules():
     ctx = ndd.EvalContext(num_threads=2)
     with ctx as c:
         assert c is ctx and ndd.EvalContext.current() is ctx
+        assert ndd.EvalContext.get() is ctx  # (the older spelling)
         errors = []
 
         def other():
@@ -147,7 +148,7 @@ def test_eval_context_rules():
         t.start()
         t.join()
         assert errors and "EvalContext" in errors[0]
-    assert ndd.EvalContext.current() is ndd.EvalContext.default()
+    assert ndd.EvalContext.current() is ndd.EvalContext.default() is ndd.EvalContext.get()
 
 
 def test_leaving_context_evaluates_deferred():

@@ -560,6 +560,11 @@ class EvalContext:
         return EvalContext.default()
 
     @staticmethod
+    def get() -> EvalContext:
+        """The reference's older spelling of :meth:`current`."""
+        return EvalContext.current()
+
+    @staticmethod
     def default() -> EvalContext:
         """This thread's default context for the current device."""
         return EvalContext.default_for(Device.current().device_id)
