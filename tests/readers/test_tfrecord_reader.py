@@ -4,6 +4,7 @@ the test helpers (hand-encoded ``tf.train.Example`` records with real CRCs)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -498,8 +499,41 @@ def test_matches_dali(files: list[Path], tmp_path: Path) -> None:
     assert os.path.exists(str(p) + ".idx")
 
 
-def test_reference_features_get_an_error_that_says_what_to_use(files: list[Path]) -> None:
+def test_features_made_with_the_reference_module_read_as_ours(files: list[Path]) -> None:
+    """``import nvidia.dali.tfrecord as tfrec`` keeps working: its features (opaque objects) made
+    after ``import headrace`` read exactly as the same headrace.tfrecord features."""
     dali_tfrec = pytest.importorskip("nvidia.dali.tfrecord")
-    theirs = {"label": dali_tfrec.FixedLenFeature([1], dali_tfrec.int64, -1)}
-    with pytest.raises(InvalidTypeError, match=r"import headrace\.tfrecord as tfrec"):
-        TFRecord(path=files, features=theirs)
+    theirs = {
+        "image": dali_tfrec.FixedLenFeature((), dali_tfrec.string, ""),
+        "label": dali_tfrec.FixedLenFeature([1], dali_tfrec.int64, -1),
+        "box": dali_tfrec.FixedLenFeature([2, 2], dali_tfrec.float32, 0.0),
+        "ids": dali_tfrec.VarLenFeature(dali_tfrec.int64, 0),
+    }
+    assert type(theirs["label"]).__module__.startswith("nvidia.dali")  # the reference's own
+    got = next(iter(TFRecord(path=files, features=theirs).next_epoch(batch_size=4)))
+    want = next(iter(TFRecord(path=files, features=FEATURES).next_epoch(batch_size=4)))
+    assert got.keys() == want.keys()
+    for k in want:
+        for a, b in zip(got[k], want[k], strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_reference_features_made_before_headrace_get_an_error_that_says_what_to_do(
+    files: list[Path],
+) -> None:
+    pytest.importorskip("nvidia.dali.tfrecord")
+    code = (
+        "import sys, nvidia.dali.tfrecord as t\n"
+        "f = t.FixedLenFeature([1], t.int64, -1)\n"
+        "import headrace as ndd\n"
+        "try:\n"
+        "    ndd.readers.TFRecord(path=sys.argv[1], features={'label': f})\n"
+        "except TypeError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(files[0])], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "made before `import headrace`" in out.stdout
+    assert "import headrace.tfrecord as tfrec" in out.stdout

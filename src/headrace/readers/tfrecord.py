@@ -28,9 +28,11 @@ from headrace._core.device import CPU
 from headrace._core.dtype import DType, float32, int64, uint8
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.tensor import Tensor
+from headrace.readers import _reference_features
 from headrace.readers import _sharding as sh
 from headrace.readers._base import EpochPlan, Reader
 from headrace.readers._example_proto import crc32c_module, example_class, examples_class
+from headrace.readers._reference_features import headrace_feature
 from headrace.readers.file import FileReadError, MissingFileError
 from headrace.readers.tfrecord_features import batch_extractor
 from headrace.readers.tfrecord_index import (
@@ -44,6 +46,8 @@ from headrace.tfrecord import Feature
 from headrace.tfrecord import float32 as tf_float32
 from headrace.tfrecord import int64 as tf_int64
 from headrace.tfrecord import string as tf_string
+
+_reference_features.install()  # features made with nvidia.dali.tfrecord become readable
 
 _DTYPES: dict[int, DType] = {tf_int64: int64, tf_float32: float32, tf_string: uint8}
 _DEFAULT_FILE_SHUFFLE_SEED = 0x7F4A_7C15  # shuffle_after_epoch without a seed: same every run
@@ -375,14 +379,18 @@ def _features(value: Any) -> dict[str, Feature]:
         )
     out = {}
     for name, f in value.items():
-        if not isinstance(name, str) or not isinstance(f, Feature):
-            if type(f).__module__.startswith("nvidia.dali"):
+        if isinstance(name, str) and type(f).__module__.startswith("nvidia.dali"):
+            mine = headrace_feature(f)
+            if mine is None:
                 raise InvalidTypeError(
-                    f"{_WHAT}: features[{name!r}] is a feature of nvidia.dali.tfrecord, whose "
-                    "settings cannot be read back from Python. Make it with headrace.tfrecord "
-                    "instead: `import headrace.tfrecord as tfrec` takes the same calls "
+                    f"{_WHAT}: features[{name!r}] is a feature of nvidia.dali.tfrecord made "
+                    "before `import headrace` (or one headrace does not support); its settings "
+                    "cannot be read back from Python. Import headrace first, or make it with "
+                    "headrace.tfrecord: `import headrace.tfrecord as tfrec` takes the same calls "
                     "(tfrec.FixedLenFeature(shape, tfrec.int64, default), tfrec.VarLenFeature)."
                 )
+            f = mine
+        if not isinstance(name, str) or not isinstance(f, Feature):
             raise InvalidTypeError(
                 f"{_WHAT}: features[{name!r}] must map a str to a headrace.tfrecord Feature "
                 f"(made by tfrecord.FixedLenFeature / tfrecord.VarLenFeature; got {f!r})."
