@@ -134,11 +134,13 @@ def _apply(band: Band, src: np.ndarray) -> np.ndarray:
     nb, b, width = w.shape
     cols = src.shape[1]
     step = max(1, _SGEMM_SINGLE // (b * width))
+    # (``np.take`` gathers without the GIL; indexing ``src[rows]`` holds it throughout)
     if cols <= step:
-        return np.matmul(w, src[rows]).reshape(nb * b, cols)
+        return np.matmul(w, np.take(src, rows, axis=0)).reshape(nb * b, cols)
     out = np.empty((nb, b, cols), np.float32)
     for c0 in range(0, cols, step):
-        np.matmul(w, src[rows, c0 : c0 + step], out=out[:, :, c0 : c0 + step])
+        part = np.take(src[:, c0 : c0 + step], rows, axis=0)
+        np.matmul(w, part, out=out[:, :, c0 : c0 + step])
     return out.reshape(nb * b, cols)
 
 
