@@ -231,6 +231,27 @@ def test_cmn_matches_numpy_chain():
         np.testing.assert_allclose(out, ref, atol=1e-4)
 
 
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int16, np.uint8])
+def test_cmn_table_path_equals_the_closed_form(channels, dtype):
+    """Images large enough for OpenCV's table lookup (every channel at once, then split into
+    the output planes): bit-identical to saturate(x * mul + add), mirrored and padded too."""
+    rng = np.random.default_rng(channels)
+    img = rng.integers(0, 256, (80, 90, channels), dtype=np.uint8)
+    mean, std = rng.uniform(0, 255, channels), rng.uniform(20, 80, channels)
+    scale, shift = (1.0, 0.0) if np.dtype(dtype).kind == "f" else (20.0, 128.0)
+    mul = (np.float32(scale) / np.float32(std)).astype(np.float32)
+    add = (np.float32(shift) - np.float32(mean) * mul).astype(np.float32)
+    for mirror in (0, 1):
+        for pad in (False, True):
+            out = _cmn(img, mean=list(mean), std=list(std), mirror=mirror, dtype=dtype,
+                       pad_output=pad, scale=scale, shift=shift)  # fmt: skip
+            src = img[:, ::-1] if mirror else img
+            ref = saturate(src.astype(np.float32) * mul + add, np.dtype(dtype)).transpose(2, 0, 1)
+            np.testing.assert_array_equal(out[:channels], ref)
+            assert out.shape[0] == channels + pad and (not pad or (out[channels] == 0).all())
+
+
 def test_cmn_dtypes_layout_and_pad_output():
     img = np.full((4, 4, 3), 7, np.uint8)
     out = _cmn(img, mean=[1, 2, 3], std=2, pad_output=True)
