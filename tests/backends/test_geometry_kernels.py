@@ -235,7 +235,8 @@ def test_cmn_matches_numpy_chain():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int16, np.uint8])
 def test_cmn_table_path_equals_the_closed_form(channels, dtype):
     """Images large enough for OpenCV's table lookup (every channel at once, then split into
-    the output planes): bit-identical to saturate(x * mul + add), mirrored and padded too."""
+    the output planes for CHW): bit-identical to saturate(x * mul + add), mirrored, padded and
+    in either output layout."""
     rng = np.random.default_rng(channels)
     img = rng.integers(0, 256, (80, 90, channels), dtype=np.uint8)
     mean, std = rng.uniform(0, 255, channels), rng.uniform(20, 80, channels)
@@ -243,13 +244,16 @@ def test_cmn_table_path_equals_the_closed_form(channels, dtype):
     mul = (np.float32(scale) / np.float32(std)).astype(np.float32)
     add = (np.float32(shift) - np.float32(mean) * mul).astype(np.float32)
     for mirror in (0, 1):
+        src = img[:, ::-1] if mirror else img
+        ref = saturate(src.astype(np.float32) * mul + add, np.dtype(dtype))
         for pad in (False, True):
-            out = _cmn(img, mean=list(mean), std=list(std), mirror=mirror, dtype=dtype,
-                       pad_output=pad, scale=scale, shift=shift)  # fmt: skip
-            src = img[:, ::-1] if mirror else img
-            ref = saturate(src.astype(np.float32) * mul + add, np.dtype(dtype)).transpose(2, 0, 1)
-            np.testing.assert_array_equal(out[:channels], ref)
-            assert out.shape[0] == channels + pad and (not pad or (out[channels] == 0).all())
+            for layout in ("CHW", "HWC"):
+                kw = dict(mirror=mirror, dtype=dtype, pad_output=pad, output_layout=layout)
+                out = _cmn(img, mean=list(mean), std=list(std), scale=scale, shift=shift, **kw)
+                if layout == "HWC":
+                    out = out.transpose(2, 0, 1)
+                np.testing.assert_array_equal(out[:channels], ref.transpose(2, 0, 1))
+                assert out.shape[0] == channels + pad and (not pad or (out[channels] == 0).all())
 
 
 def test_cmn_dtypes_layout_and_pad_output():
