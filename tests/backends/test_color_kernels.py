@@ -418,3 +418,29 @@ def test_reduce_axes_and_broadcast_op_equal_numpy(dtype):
         for op in (np.subtract, np.multiply):
             got = broadcast_op(op, x, st, dtype=np.float32)
             assert np.array_equal(got, op(x, st, dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((64, 401), [1]), ((64, 401), [0, 1]), ((5, 7, 9), [2]), ((5, 7, 9), [1, 2])],
+)
+def test_normalize_of_a_uniform_batch_equals_each_sample_alone(shape, axes):
+    """Same-shape float32 samples with computed statistics over trailing axes go through the
+    whole-batch kernel (``normalize_batched``); the values are those of each sample alone."""
+    import headrace as ndd
+
+    rng = np.random.default_rng(len(shape) + len(axes))
+    xs = [(rng.standard_normal(shape) * 3 + 1).astype(np.float32) for _ in range(6)]
+    with ndd.EvalMode.sync_cpu:
+        got = [np.asarray(t) for t in ndd.normalize(ndd.as_batch(xs), axes=axes).tensors]
+        alone = [np.asarray(ndd.normalize(ndd.tensor(x), axes=axes)) for x in xs]
+    for g, a in zip(got, alone, strict=True):
+        np.testing.assert_array_equal(g, a)
+    kw = dict(axes=tuple(axes), mean=None, stddev=None, scale=1.0, shift=0.0, epsilon=0.0,
+              ddof=0, dtype=np.dtype(np.float32))  # fmt: skip
+    plan = type("Plan", (), {"kwargs": kw})()
+    assert C.normalize_batched(xs, None, [plan] * len(xs)) is not None
+    ragged = [xs[0], xs[1][..., :-1]]
+    assert C.normalize_batched(ragged, None, [plan] * 2) is None  # (per-sample path)
+    leading = dict(kw, axes=(0,))
+    assert C.normalize_batched(xs, None, [type("Plan", (), {"kwargs": leading})()] * 6) is None
