@@ -268,3 +268,23 @@ def test_moving_power_equals_cumsum_of_squares(dtype, window):
         c = np.concatenate([[0.0], np.cumsum(sq)])
         want = (c[window:] - c[:-window]) / window
     np.testing.assert_array_equal(moving_power(x, window), want)
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"cutoff_db": -80.0}, {"reference": 2.0}, {"reference": 1.0, "multiplier": 20.0}]
+)
+def test_to_decibels_of_a_uniform_batch_equals_each_sample_alone(kw):
+    """Same-shape float32 samples go through the whole-batch kernel; each sample keeps its own
+    reference (its maximum by default), a sample of zeros its ratios of 1, without warnings."""
+    import warnings
+
+    rng = np.random.default_rng(5)
+    xs = [np.abs(rng.standard_normal((64, 40))).astype(np.float32) * k for k in (1, 3, 0, 7)]
+    xs[3][0, 0] = np.nan
+    with ndd.EvalMode.sync_cpu, warnings.catch_warnings():
+        warnings.simplefilter("error")  # (the zero sample must not warn)
+        got = [np.asarray(t) for t in ndd.to_decibels(ndd.as_batch(xs), **kw).tensors]
+    with ndd.EvalMode.sync_cpu:
+        alone = [np.asarray(ndd.to_decibels(ndd.tensor(x), **kw)) for x in xs]
+    for g, a in zip(got, alone, strict=True):
+        np.testing.assert_array_equal(g, a)
