@@ -426,7 +426,7 @@ def test_reduce_axes_and_broadcast_op_equal_numpy(dtype):
 )
 def test_normalize_of_a_uniform_batch_equals_each_sample_alone(shape, axes):
     """Same-shape float32 samples with computed statistics over trailing axes go through the
-    whole-batch kernel (``normalize_batched``); the values are those of each sample alone."""
+    whole-batch kernel (``normalize_stacked``); the values are those of each sample alone."""
     import headrace as ndd
 
     rng = np.random.default_rng(len(shape) + len(axes))
@@ -439,8 +439,8 @@ def test_normalize_of_a_uniform_batch_equals_each_sample_alone(shape, axes):
     kw = dict(axes=tuple(axes), mean=None, stddev=None, scale=1.0, shift=0.0, epsilon=0.0,
               ddof=0, dtype=np.dtype(np.float32))  # fmt: skip
     plan = type("Plan", (), {"kwargs": kw})()
-    assert C.normalize_batched(xs, None, [plan] * len(xs)) is not None
+    assert C.normalize_stacked(xs, None, [plan] * len(xs)) is not None
     ragged = [xs[0], xs[1][..., :-1]]
-    assert C.normalize_batched(ragged, None, [plan] * 2) is None  # (per-sample path)
+    assert C.normalize_stacked(ragged, None, [plan] * 2) is None  # (per-sample path)
     leading = dict(kw, axes=(0,))
-    assert C.normalize_batched(xs, None, [type("Plan", (), {"kwargs": leading})()] * 6) is None
+    assert C.normalize_stacked(xs, None, [type("Plan", (), {"kwargs": leading})()] * 6) is None

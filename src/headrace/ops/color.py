@@ -134,9 +134,15 @@ def _normalize_prepare(kc: KernelContext, ins: Any, vals: dict[str, Any]) -> dic
 
 
 def _normalize_batch(kc: KernelContext, x: Batch, lay: Any, plans: Any, vals: Any) -> Any:
-    """``batch=True`` with computed statistics: one set of statistics over the whole batch."""
+    """``batch=True`` with computed statistics: one set of statistics over the whole batch;
+    else, where the backend has it, the per-sample statistics of a uniform batch at once."""
     if not _batch_stats(vals):
-        return None
+        stacked = getattr(kc.module, "normalize_stacked", None)
+        samples = x._samples
+        if stacked is None or not samples or len(samples) < 2:
+            return None
+        res = stacked(list(samples), lay, plans)
+        return None if res is None else res[0]
     samples = x._samples
     if not samples:
         return []

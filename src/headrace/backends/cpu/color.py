@@ -288,14 +288,16 @@ def normalize(
     return saturate(v, np.dtype(dtype), overwrite=True)
 
 
-def normalize_batched(
+def normalize_stacked(
     xs: Sequence[np.ndarray], layout: str | None, plans: Sequence[Any]
 ) -> tuple[list[np.ndarray], np.ndarray] | None:
     """Per-sample ``normalize`` of float32 samples of one shape, statistics computed over
     trailing axes, as one set of whole-batch array calls on the stacked samples (the same
     values: each row is reduced alone either way). Small samples (a 64 x 401 spectrogram) cost
     ~10 array calls each, which a second thread slowed down instead of sharing; stacked, the
-    calls are few and large. ``None`` (per-sample path) otherwise.
+    calls are few and large. ``None`` (per-sample path) otherwise. Called by the operator's
+    whole-batch hook (not named ``normalize_batched``: that would keep normalize out of chains
+    of per-sample image operators, which stay the better path there).
 
     Examples
     --------
@@ -303,7 +305,7 @@ def normalize_batched(
     >>> kw = dict(axes=(1,), mean=None, stddev=None, scale=1.0, shift=0.0, epsilon=0.0, ddof=0,
     ...           dtype=np.dtype("float32"))
     >>> xs = [np.array([[1.0, 3.0]], np.float32), np.array([[0.0, 4.0]], np.float32)]
-    >>> outs, dense = normalize_batched(xs, None, [SimpleNamespace(kwargs=kw)] * 2)
+    >>> outs, dense = normalize_stacked(xs, None, [SimpleNamespace(kwargs=kw)] * 2)
     >>> [o.tolist() for o in outs], dense.shape
     ([[[-1.0, 1.0]], [[-1.0, 1.0]]], (2, 1, 2))
     """
