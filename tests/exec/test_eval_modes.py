@@ -188,3 +188,19 @@ def test_mixed_device_is_rejected_with_a_hint():
         ndd.flip(x, device="mixed")
     with pytest.raises(ValueError, match="Invalid device"):
         ndd.flip(x, device="tpu")
+
+
+def test_mixed_device_means_gpu_for_the_decoders():
+    """The reference runs its decoders on a "mixed" backend; device="mixed" asks for them."""
+    from tests._helpers.videos import has_av, write_video
+
+    if not ndd.Device.gpu_count():
+        pytest.skip("no GPU (real or fake)")
+    import cv2
+
+    png = np.frombuffer(cv2.imencode(".png", np.zeros((8, 6, 3), np.uint8))[1], np.uint8)
+    assert ndd.decoders.image(png, device="mixed").device.device_type == "gpu"
+    assert ndd.decoders.image_slice(png, start=[0, 0], end=[4, 4], device="mixed").device == "gpu"
+    if has_av():
+        video = ndd.decoders.video(write_video(n=4), device="mixed")
+        assert video.device.device_type == "gpu" and video.shape == (4, 48, 64, 3)

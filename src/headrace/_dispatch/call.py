@@ -176,7 +176,9 @@ def _bind_args(
 def _pick_device(schema: OpSchema, device: Any, b: _Bound) -> Device:
     devices = schema.devices
     if device is not None:
-        if device == "mixed":
+        if device == "mixed" and schema.mixed:
+            device = "gpu"  # (the reference's name of its decoders' GPU device)
+        elif device == "mixed":
             raise UnsupportedDeviceError(
                 f'{schema.name}: Invalid device type: mixed. "mixed" is a pipeline-mode concept; '
                 'in dynamic mode pass device="gpu" (decoders then decode on the CPU/GPU and '

@@ -67,9 +67,11 @@ class OpSchema:
     per-frame argument does: ``warp_affine``'s ``mtx``). ``per_frame_vals`` adjusts the frames'
     argument values before a per-frame call runs them: ``(vals, counts, frame_shapes, layout)``,
     ``counts`` the frames of each sequence (``rotate``: one canvas for all frames of a sequence).
-    ``meta`` predicts the outputs' :class:`~headrace._core.meta.Meta` of a pending call from
-    the inputs' (``None`` where unknown), the converted arguments and the tensor-valued ones
-    (see :mod:`headrace._dispatch.meta_rules`).
+    ``mixed``: the reference runs the op on its ``"mixed"`` backend (the decoders), so
+    ``device="mixed"`` is accepted and means ``"gpu"``. ``meta`` predicts the outputs'
+    :class:`~headrace._core.meta.Meta` of a pending call from the inputs' (``None`` where
+    unknown), the converted arguments and the tensor-valued ones (see
+    :mod:`headrace._dispatch.meta_rules`).
     """
 
     name: str
@@ -85,6 +87,7 @@ class OpSchema:
     variadic: bool = False
     cpu_only_inputs: bool = False
     per_frame_inputs: Sequence[str] = ()
+    mixed: bool = False
     meta: Callable[[list[Any], Any, dict[str, Any]], Sequence[Any] | None] | None = None
     per_frame_vals: Callable[[Any, list[int], list[tuple[int, ...]], str | None], None] | None = (
         None

@@ -264,6 +264,7 @@ def _decoder(name: str, args: tuple[Arg, ...], prepare: Prepare, random: bool = 
     return OpSchema(
         f"decoders.{name}",
         "decoders",
+        mixed=True,
         args=args,
         kernel="image",
         prepare=prepare,

@@ -128,6 +128,7 @@ def _slice_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
 DECODE_SLICE = OpSchema(
     "decoders.image_slice",
     "decoders",
+    mixed=True,
     inputs=("data", "anchor", "shape"),
     min_inputs=1,
     args=_DECODER_ARGS + _SLICE_ARGS + _GPU_TUNING,

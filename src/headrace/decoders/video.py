@@ -47,6 +47,7 @@ def _frames(v: Any) -> np.ndarray | None:
 DECODE_VIDEO = OpSchema(
     "decoders.video",
     "decoders",
+    mixed=True,
     args=(
         Arg("affine", to_bool, True, doc="Pin decoder threads (no effect here)."),
         Arg("build_index", to_bool, True, doc="Index the frames first, then seek."),
