@@ -475,9 +475,16 @@ def _wrap_outputs(outs: tuple[Batch, ...], batch_mode: bool, num_outputs: int) -
 def _predicted(
     schema: OpSchema, ins: Sequence[Any], vals: ArgDict, lazy_args: list[tuple[str, Any]]
 ) -> Sequence[Meta | None] | None:
-    """The schema's prediction of a pending call's output metadata (None: not known)."""
+    """The schema's prediction of a pending call's output metadata (None: not known). A rule
+    sees ``None`` only for an absent input: an input whose metadata is not known means no
+    prediction."""
     assert schema.meta is not None
-    in_metas = [None if x is None else meta_of(x) for x in ins]
+    in_metas = []
+    for x in ins:
+        m = None if x is None else meta_of(x)
+        if m is None and x is not None:
+            return None
+        in_metas.append(m)
     try:
         metas = schema.meta(in_metas, vals, dict(lazy_args))
     except Exception:  # (bad arguments: the call reports them where it runs)

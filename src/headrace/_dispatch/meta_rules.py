@@ -1,8 +1,9 @@
 """Output-metadata rules for operator schemas (``OpSchema(meta=...)``).
 
-A rule gets the inputs' :class:`~headrace._core.meta.Meta` (``None`` where unknown), the
-converted arguments and the tensor-valued arguments (by name), and returns one ``Meta`` (or
-``None``) per output, or ``None`` when it cannot tell. A pending call's outputs then answer
+A rule gets the inputs' :class:`~headrace._core.meta.Meta` (``None`` for an absent input; a
+call with an input of unknown metadata is not predicted at all), the converted arguments and
+the tensor-valued arguments (by name), and returns one ``Meta`` (or ``None``) per output, or
+``None`` when it cannot tell. A pending call's outputs then answer
 ``dtype``, ``ndim`` and ``layout`` without being computed (see :mod:`headrace._core.meta`).
 
 Examples
@@ -83,7 +84,7 @@ def crop_mirror_normalize(ins: list[Meta | None], vals: Mapping[str, Any], lazy:
 def filled(ins: list[Meta | None], vals: Mapping[str, Any], lazy: Mapping[str, Any]) -> Any:
     """``zeros``/``ones``/``full``: ``shape``'s rank (else the fill value's), ``dtype`` (else the
     fill value's, else float32) and ``layout``."""
-    if "shape" in lazy or (ins and ins[0] is None):
+    if "shape" in lazy:
         return None
     fill = ins[0] if ins else None
     shape = vals.get("shape")
@@ -101,10 +102,8 @@ def random_value(default: _dt.DType) -> Rule:
         shape = vals.get("shape")
         if shape is not None:
             ndim = max(int(np.size(shape)), 1) if np.ndim(shape) == 0 else len(shape)
-        elif ins and ins[0] is not None:
+        elif ins and ins[0] is not None:  # (a shape-like input)
             ndim = ins[0].ndim
-        elif ins and any(x is not None for x in ins):
-            return None
         else:
             ndim = 0
         return [Meta(_out_dtype(vals, default), ndim, None)]
@@ -144,6 +143,10 @@ def per_frame(ins: list[Meta | None], vals: Mapping[str, Any], lazy: Any) -> Any
     return [Meta(m.dtype, m.ndim, new)]
 
 
+#: ``_inserted``'s answer for names inserted into a layout that is not known.
+_UNKNOWN = object()
+
+
 def _inserted(layout: str | None, ndim: int, at: Sequence[int], names: str | None) -> Any:
     """``layout`` with ``names`` at positions ``at`` of the result (None without names)."""
     if not names:
@@ -156,15 +159,11 @@ def _inserted(layout: str | None, ndim: int, at: Sequence[int], names: str | Non
     return "".join(letters)
 
 
-_UNKNOWN = object()
-
-
 def stack(ins: list[Meta | None], vals: Mapping[str, Any], lazy: Any) -> Any:
     """One more dimension at ``axis``, named ``axis_name``; the inputs' type."""
-    if not ins or any(m is None for m in ins):
+    m = ins[0] if ins else None
+    if m is None:
         return None
-    m = ins[0]
-    assert m is not None
     axis = vals.get("axis") or 0
     if axis < 0:
         axis += m.ndim + 1
@@ -219,8 +218,6 @@ def warp_affine(ins: list[Meta | None], vals: Mapping[str, Any], lazy: Any) -> A
     dt = _out_dtype(vals, m.dtype)
     mtx = ins[1] if len(ins) > 1 else None
     frames = mtx is not None and bool(mtx.layout) and mtx.layout[0] == "F"  # type: ignore[index]
-    if len(ins) > 1 and ins[1] is None:
-        return None
     if frames and not (m.layout or "").startswith("F"):
         if m.layout is None:
             return None

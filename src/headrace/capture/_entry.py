@@ -24,6 +24,11 @@ from headrace.capture._workers import WorkerRequest
 INVALID_READER = "This reader is in an invalid state due to a previous error and cannot be used."
 
 
+def mode_name(compiled: bool) -> str:
+    """How errors name the mode: by the spelling the user asked for it with."""
+    return "compiled mode (compile=True)" if compiled else "capture mode"
+
+
 def reader_loop(
     reader: Any,
     batch_size: Any,
@@ -88,7 +93,7 @@ def release(loop: CaptureLoop) -> None:
 def _check_reader(reader: Any, compiled: bool) -> None:
     if getattr(reader, "_capture_invalid", False):
         raise RuntimeError(INVALID_READER)
-    mode = "compiled mode (compile=True)" if compiled else "capture mode"
+    mode = mode_name(compiled)
     if getattr(reader, "_checkpointing", False):
         raise NotImplementedError(
             f"Checkpointing is not supported in {mode}: reader {reader._name!r} has checkpointing "

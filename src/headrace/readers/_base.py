@@ -49,7 +49,7 @@ from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._core.sources import SampleSources
 from headrace._core.tensor import Tensor
 from headrace._exec.producer import END, Emit, Producer
-from headrace.capture._entry import INVALID_READER, reader_loop
+from headrace.capture._entry import INVALID_READER, mode_name, reader_loop
 from headrace.capture._workers import WorkerRequest
 from headrace.readers import _sharding as sh
 
@@ -1004,7 +1004,7 @@ class Reader:
             return
         loop = getattr(self, "_capture", None)
         if loop is not None:
-            mode = "compiled mode (compile=True)" if loop.compiled else "capture mode"
+            mode = mode_name(loop.compiled)
             raise NotImplementedError(
                 f"Reader {self._name!r} is used in {mode}, which cannot be combined with "
                 "checkpointing."

@@ -45,6 +45,7 @@ from headrace.backends.shared.common import (
     Y601,
     Y_INV,
     Y_SUM,
+    uniform_float32_plan,
 )
 
 _F32 = np.float32
@@ -309,18 +310,11 @@ def normalize_stacked(
     >>> [o.tolist() for o in outs], dense.shape
     ([[[-1.0, 1.0]], [[-1.0, 1.0]]], (2, 1, 2))
     """
-    kw = plans[0].kwargs
-    x0 = xs[0]
-    axes = kw["axes"]
-    if (
-        x0.dtype != _F32
-        or kw["mean"] is not None
-        or kw["stddev"] is not None
-        or not axes
-        or sorted(axes) != list(range(x0.ndim - len(axes), x0.ndim))  # trailing axes only
-        or any(plans[i].kwargs is not kw for i in range(1, len(plans)))  # (one cached plan)
-        or any(x.shape != x0.shape or x.dtype != _F32 for x in xs[1:])
-    ):
+    kw = uniform_float32_plan(xs, plans)
+    if kw is None or kw["mean"] is not None or kw["stddev"] is not None:
+        return None
+    axes, ndim = kw["axes"], xs[0].ndim
+    if not axes or sorted(axes) != list(range(ndim - len(axes), ndim)):  # trailing axes only
         return None
     out = normalize(np.stack(xs), None, **{**kw, "axes": tuple(a + 1 for a in axes)})
     return list(out), out

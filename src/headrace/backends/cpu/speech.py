@@ -28,7 +28,7 @@ from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.saturate import saturate
 from headrace._dispatch.args import has_per_sample, sample_args
-from headrace.backends.shared.common import check_audio, nonsilent_bounds
+from headrace.backends.shared.common import check_audio, nonsilent_bounds, uniform_float32_plan
 
 _F32 = np.float32
 
@@ -201,14 +201,9 @@ def to_decibels_batched(
     stacked samples, each divided by its own reference (its maximum, by default): the same
     values, element by element. Per sample, a few short calls that a second thread slowed
     down. ``None`` (per-sample path) otherwise."""
-    kw = plans[0].kwargs
+    kw = uniform_float32_plan(xs, plans)
     x0 = xs[0]
-    if (
-        x0.dtype != _F32
-        or not x0.size
-        or any(plans[i].kwargs is not kw for i in range(1, len(plans)))  # (one cached plan)
-        or any(x.shape != x0.shape or x.dtype != _F32 for x in xs[1:])
-    ):
+    if kw is None or not x0.size:
         return None
     n = len(xs)
     v = np.stack(xs)

@@ -657,6 +657,29 @@ def nonsilent_bounds(
     return begin, min(last + window, length) - begin
 
 
+def uniform_float32_plan(xs: Sequence[np.ndarray], plans: Sequence[Any]) -> dict[str, Any] | None:
+    """The plan arguments shared by every sample when the samples are float32 arrays of one
+    shape planned by one (cached) plan — what a whole-batch kernel on the stacked samples needs
+    — else None.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> p = SimpleNamespace(kwargs={"k": 1})
+    >>> uniform_float32_plan([np.zeros(2, np.float32)] * 2, [p, p])
+    {'k': 1}
+    >>> uniform_float32_plan([np.zeros(2, np.float32), np.zeros(3, np.float32)], [p, p]) is None
+    True
+    """
+    kw = plans[0].kwargs
+    x0 = xs[0]
+    if x0.dtype != np.float32 or any(plans[i].kwargs is not kw for i in range(1, len(plans))):
+        return None
+    if any(x.shape != x0.shape or x.dtype != np.float32 for x in xs[1:]):
+        return None
+    return kw  # type: ignore[no-any-return]
+
+
 def check_audio(shape: Sequence[int], dtype: Any, op: str) -> None:
     """Refuse samples that are not 1-D numeric signals."""
     if len(shape) != 1:
