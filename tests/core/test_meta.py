@@ -113,3 +113,12 @@ def test_metadata_of_concrete_values():
     assert meta.of(t) == Meta(ndd.int16, 2, "AB")
     assert meta.of(ndd.batch([np.zeros(3)])) == Meta(ndd.float64, 1, None)
     assert t._invocation_result._invocation._results is not None  # not pending
+
+
+def test_an_input_of_unknown_metadata_means_no_prediction():
+    """A random generator's shape-like input still pending without metadata is not taken for
+    an absent input (which would predict a scalar)."""
+    with ndd.EvalMode.deferred:
+        like = ndd.transpose(ndd.zeros(shape=(2, 3)), perm=[1, 0])  # (no rule: unknown)
+        x = ndd.random.uniform(like)
+        assert x.ndim == 2
