@@ -161,6 +161,14 @@ def test_every_reference_parameter_is_accepted() -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.skipif(not SURFACE.exists(), reason="the reference's surface file is not here")
+def test_every_reference_name_exists() -> None:
+    """Every public name of the reference's dynamic-mode module is there (``local`` included:
+    the reference's namespace holds ``threading.local`` under that name)."""
+    missing = [name for name, _ in _surface() if _public(name) is None]
+    assert not missing, missing
+
+
 def test_surface_parser_reads_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     f = tmp_path / "surface.txt"
     f.write_text("# header\n\n  cat(input_0, /, *inputs, batch_size, device, axis)\n"

@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import importlib as _importlib
+from threading import local as local  # (the reference's namespace holds threading.local so)
 from types import ModuleType as _ModuleType
 
 from headrace import capture, checkpoint, compile, decoders, io, random, readers, types
