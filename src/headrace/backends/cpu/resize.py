@@ -23,7 +23,13 @@ Four paths, chosen per call (in this order):
   window, so DALI's fractional ROIs (``resize_shorter`` keeps the exact aspect ratio) come out
   shifted (max diff 20 levels, mean 0.65) and it renormalizes the filter at the borders where
   DALI clamps (max 6-7 there); ``cv2.resize`` ``INTER_AREA`` is a box filter, not DALI's
-  triangle (mean 1.1-3.3, max 15-29).
+  triangle (mean 1.1-3.3, max 15-29). Whole-pixel regions (the random-crop training pipeline)
+  were tried through torch with DALI's borders restored (the bottom/right padded with edge
+  copies, the first row and column corrected from probe blocks resampled in the same call:
+  max diff 1, mean 0.16-0.17 on noise): its kernel is ~2x faster per image, but the train
+  pipeline did not speed up (2 threads 930 vs 929 img/s, 1 thread 559-599 vs 563-566,
+  alternating runs), as the tensor wrapping, interleave and border corrections held the GIL
+  about as long as this path's calls do.
 * otherwise (float data, other layouts and types, volumes, mixed nearest/linear axes) a
   separable numpy resampler with DALI's own float32 coefficients
   (:func:`~headrace.backends.shared.common.axis_weights`): max abs diff 1 for uint8 (float
