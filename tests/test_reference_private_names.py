@@ -45,3 +45,66 @@ def test_compiled_batch_tells_values_from_the_loop_graph():
     assert ndd._compile.CompiledBatch is CompiledBatch
     with pytest.raises(TypeError, match="isinstance"):
         CompiledBatch()
+
+
+class _PseudoInvocation:
+    """What the reference's pending-work hook runs: anything with ``run(ctx)``."""
+
+    def __init__(self, value, counter=None):
+        self.value, self.runs, self.counter = value, 0, counter
+
+    def run(self, ctx):
+        self.runs += 1
+        if self.counter is not None:
+            self.counter.runs += 1
+        ctx.cache_results(self, self.value)
+        return self.value
+
+
+def test_added_invocations_run_when_the_context_is_left():
+    with ndd.EvalContext() as ctx:
+        inv = _PseudoInvocation(4321)
+        ctx._add_invocation(inv, weak=False)
+        assert inv.runs == 0
+    assert inv.runs == 1 and ctx.cached_results(inv) == 4321
+
+
+def test_weakly_added_invocations_are_dropped_with_their_last_reference():
+    counter = _PseudoInvocation(0)
+    with ndd.EvalContext() as ctx:
+        ctx._add_invocation(_PseudoInvocation(1, counter), weak=True)  # nobody keeps it
+    assert counter.runs == 0
+
+
+def test_evaluate_all_skips_invocations_with_cached_results():
+    with ndd.EvalContext() as ctx:
+        inv = _PseudoInvocation(42)
+        assert ctx.cached_results(inv) is None
+        ctx.cache_results(inv, 123)
+        ctx._add_invocation(inv)
+        ctx.evaluate_all()
+        assert inv.runs == 0 and ctx.cached_results(inv) == 123
+        ctx._cached_results = {}
+        ctx._add_invocation(inv)
+        ctx.evaluate_all()
+        ctx.evaluate_all()  # (once run, it is no longer pending)
+        assert inv.runs == 1 and ctx.cached_results(inv) == 42
+
+
+def test_readers_keep_their_constructor_arguments(tmp_path):
+    np.save(tmp_path / "a.npy", np.arange(20, dtype=np.int16))
+    reader = ndd.readers.Numpy(
+        files=[str(tmp_path / "a.npy")],
+        roi_start=ndd.tensor(0),
+        roi_shape=ndd.tensor([10]),
+        random_shuffle=True,
+        seed=7,
+    )
+    args = reader._init_args
+    assert args["roi_start"] == 0 and type(args["roi_start"]) is int  # 0-D tensors: scalars
+    assert args["random_shuffle"] is True and args["seed"] == 7
+    assert "file_root" not in args  # only what was given
+    assert reader._tensor_arg_names == {"roi_start", "roi_shape"}
+    assert set(reader._raw_tensor_args) == {"roi_shape"} and "roi_shape" not in args
+    (sample,) = next(iter(reader.next_epoch(batch_size=1)))
+    assert np.asarray(ndd.as_tensor(sample)).ravel().tolist() == list(range(10))

@@ -421,6 +421,8 @@ class EvalContext:
         # a dropped context (e.g. the default one of a thread that ended) ends its executor
         weakref.finalize(self, self._executor.close)
         self._pending_deferred: list[Any] = []
+        self._pending_invocations: list[Any] = []  # (see _add_invocation)
+        self._cached_results: dict[Any, Any] = {}
         self._active_thread: int | None = None
         self._enter_count = 0
         self._checkpoint: Checkpoint | None = None
@@ -514,7 +516,37 @@ class EvalContext:
             r = ref()
             if r is not None:
                 r.evaluate()
+        added, self._pending_invocations = self._pending_invocations, []
+        for ref in added:
+            inv = ref() if isinstance(ref, weakref.ref) else ref
+            if inv is not None and self.cached_results(inv) is None:
+                inv.run(self)
         self._executor.drain()
+
+    def cache_results(self, invocation: Any, results: Any) -> None:
+        """Keep ``results`` as the outcome of ``invocation`` in this context (read back by
+        :meth:`cached_results`; :meth:`evaluate_all` skips an invocation that has them).
+
+        Examples
+        --------
+        >>> ctx = EvalContext(num_threads=1)
+        >>> key = object()
+        >>> ctx.cached_results(key) is None
+        True
+        >>> ctx.cache_results(key, 42); ctx.cached_results(key)
+        42
+        """
+        self._cached_results[invocation] = results
+
+    def cached_results(self, invocation: Any) -> Any:
+        """What :meth:`cache_results` kept for ``invocation`` in this context, else None."""
+        return self._cached_results.get(invocation)
+
+    def _add_invocation(self, invocation: Any, weak: bool = True) -> None:
+        """Have :meth:`evaluate_all` (and leaving the context) call ``invocation.run(self)``
+        unless its results are cached (the reference's hook for pending work; ``weak``: only
+        while something else keeps the invocation alive)."""
+        self._pending_invocations.append(weakref.ref(invocation) if weak else invocation)
 
     # --- context management --------------------------------------------------------------
     def __enter__(self) -> EvalContext:

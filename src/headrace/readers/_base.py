@@ -29,7 +29,9 @@ sample when ``skip``, else raising that sample's error). The base class turns it
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import inspect
 import itertools
 import json
 import os
@@ -429,6 +431,33 @@ def _plain_arg(name: str, value: Any) -> Any:
     return value
 
 
+def _recording_init(init: Callable[..., None]) -> Callable[..., None]:
+    """``init``, first noting the outermost constructor call's arguments in ``_init_args``."""
+    sig = inspect.signature(init)
+    var_kw = next((p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD), None)
+
+    @functools.wraps(init)
+    def constructor(self: Reader, *args: Any, **kwargs: Any) -> None:
+        if "_init_args" not in self.__dict__:  # (a subclass's constructor came first)
+            try:
+                given = dict(sig.bind(self, *args, **kwargs).arguments)
+            except TypeError:  # the constructor itself says what is wrong
+                given = {}
+            given.pop("self", None)
+            given.update(given.pop(var_kw, None) or {})
+            tensors = {k: v for k, v in given.items() if isinstance(v, Tensor)}
+            self._tensor_arg_names = frozenset(tensors)
+            self._raw_tensor_args = {k: v for k, v in tensors.items() if v.ndim}
+            self._init_args = {
+                k: v.item() if k in tensors else v
+                for k, v in given.items()
+                if v is not None and k not in self._raw_tensor_args
+            }
+        init(self, *args, **kwargs)
+
+    return constructor
+
+
 def as_path(value: Any, name: str, reader: str) -> str:
     """A path argument (``str``, ``bytes`` or ``os.PathLike``) as ``str``.
 
@@ -494,6 +523,18 @@ class Reader:
     _outputs: tuple[tuple[DType, str | None], ...] = ()
     _dataset: Dataset
     _global_shuffle: bool = False
+    #: The arguments the reader was constructed with, as the reference keeps them: given as
+    #: 0-D tensors, as Python scalars; other tensors in ``_raw_tensor_args``; the names of all
+    #: given as tensors in ``_tensor_arg_names``; those left out or None are not listed.
+    _init_args: dict[str, Any]
+    _raw_tensor_args: dict[str, Tensor]
+    _tensor_arg_names: frozenset[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            cls.__init__ = _recording_init(init)  # type: ignore[method-assign]
 
     def __init__(
         self,
