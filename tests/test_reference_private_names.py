@@ -108,3 +108,29 @@ def test_readers_keep_their_constructor_arguments(tmp_path):
     assert set(reader._raw_tensor_args) == {"roi_shape"} and "roi_shape" not in args
     (sample,) = next(iter(reader.next_epoch(batch_size=1)))
     assert np.asarray(ndd.as_tensor(sample)).ravel().tolist() == list(range(10))
+
+
+def test_process_params_is_called_with_each_calls_raw_arguments_while_replaced():
+    from headrace._ops import Operator
+
+    calls = []
+    orig = Operator.__dict__["_process_params"]
+
+    def spy(cls, backend, op_device, batch_size, *raw_args, **raw_kwargs):
+        calls.append((backend, raw_args, raw_kwargs))
+        return orig.__func__(cls, backend, op_device, batch_size, *raw_args, **raw_kwargs)
+
+    image = ndd.tensor(np.zeros((8, 10, 3), np.uint8), layout="HWC")
+    matrix = ndd.tensor(np.array([[1, 0, 1], [0, 1, 0]], np.float32))
+    Operator._process_params = classmethod(spy)
+    try:
+        ndd.warp_affine(image, matrix=matrix)
+        ndd._ops.WarpAffine()(image, matrix=matrix)
+    finally:
+        Operator._process_params = orig
+    assert len(calls) == 2
+    for backend, raw_args, raw_kwargs in calls:
+        assert backend == "cpu" and raw_kwargs["matrix"] is matrix
+        assert raw_args[0] is image and not any(a is matrix for a in raw_args)
+    ndd.warp_affine(image, matrix=matrix)  # restored: no longer called
+    assert len(calls) == 2

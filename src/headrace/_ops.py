@@ -39,6 +39,7 @@ import headrace
 from headrace import readers
 from headrace._core.batch import Batch
 from headrace._core.device import Device
+from headrace._dispatch.hooks import ParamsHook
 from headrace._dispatch.schema import REGISTRY, OpSchema
 from headrace.random import RNG
 from headrace.readers._base import Reader
@@ -174,6 +175,26 @@ class Operator:
         if batch_size is not None:
             kwargs["batch_size"] = batch_size
         return type(self)._function(*inputs, device=self._device, **kwargs)
+
+    @classmethod
+    def _process_params(
+        cls, backend: str, op_device: Any, batch_size: Any, *raw_args: Any, **raw_kwargs: Any
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The reference's per-call hook on an operator's raw inputs and given arguments.
+
+        headrace calls it only while it is replaced (the reference's tests spy on it); the
+        original returns what it got.
+
+        Examples
+        --------
+        >>> Operator._process_params("cpu", None, None, 1, matrix=2)
+        ((1,), {'matrix': 2})
+        """
+        del backend, op_device, batch_size
+        return raw_args, raw_kwargs
+
+
+ParamsHook.owner, ParamsHook.original = Operator, Operator.__dict__["_process_params"]
 
 
 def _function_of(name: str) -> Callable[..., Any] | None:

@@ -41,7 +41,7 @@ from headrace._dispatch import per_frame
 from headrace._dispatch.args import ArgDict, PerSample
 from headrace._dispatch.chain import Stage, can_stage, run_chain
 from headrace._dispatch.deprecated_args import warn_deprecated
-from headrace._dispatch.hooks import NOT_CAPTURED
+from headrace._dispatch.hooks import NOT_CAPTURED, ParamsHook
 from headrace._dispatch.hooks import _local as _hook_local
 from headrace._dispatch.kernel_context import KernelContext
 from headrace._exec.context import EvalContext
@@ -90,6 +90,10 @@ def dispatch(
     if b.n is None:
         b.n = 1
     dev = _pick_device(schema, device, b)
+    hook = ParamsHook.replaced()
+    if hook is not None:
+        given = {k: v for k, v in kwargs.items() if v is not None}
+        hook(dev.device_type, dev, batch_size, *inputs, **given)
     return _launch(schema, b, vals, lazy_args, dev, rng)
 
 

@@ -14,6 +14,24 @@ _local = threading.local()
 NOT_CAPTURED = object()
 
 
+class ParamsHook:
+    """The reference's per-call hook ``Operator._process_params`` (a classmethod of
+    :class:`headrace._ops.Operator`, registered here by that module): while someone has
+    replaced it (the reference's tests spy on it), every operator call passes it its backend,
+    device, batch size, inputs and given arguments; otherwise it costs one lookup per call."""
+
+    owner: Any = None  # the class holding the hook
+    original: Any = None  # its own ``_process_params`` (as stored in the class)
+
+    @classmethod
+    def replaced(cls) -> Any:
+        """The replacement (bound to the owner), or None while the original is in place."""
+        owner = cls.owner
+        if owner is None or owner.__dict__.get("_process_params") is cls.original:
+            return None
+        return owner._process_params
+
+
 def active_loop() -> Any:
     """The capture loop whose body runs in this thread, or None."""
     loop = getattr(_local, "loop", None)
