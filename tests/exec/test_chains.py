@@ -59,7 +59,9 @@ def test_speech_chain_equals_call_by_call(mode, chains):
     with mode:
         got = _speech(ndd.batch(sig))
         last = _arrays(got[2])  # evaluating the last call runs the pending ones with it
-    assert any(len(c) >= 3 for c in chains), chains
+    # (mel_filter_bank runs as one whole-batch product where its input is dense, so it is not
+    # chained: this batch's signals differ in length, and it runs per sample after the chain)
+    assert ("preemphasis_filter", "spectrogram") in chains, chains
     for b, want in zip(got, expected):
         have = last if b is got[2] else _arrays(b)  # intermediates stay usable
         assert len(have) == len(want)

@@ -288,3 +288,41 @@ def test_to_decibels_of_a_uniform_batch_equals_each_sample_alone(kw):
         alone = [np.asarray(ndd.to_decibels(ndd.tensor(x), **kw)) for x in xs]
     for g, a in zip(got, alone, strict=True):
         np.testing.assert_array_equal(g, a)
+
+
+def _same_length_signals(n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    t = np.arange(3200) / SR
+    return [
+        (np.sin(2 * np.pi * (200 + 90 * k) * t) + 0.05 * rng.standard_normal(t.size)).astype(
+            np.float32
+        )
+        for k in range(n)
+    ]
+
+
+@pytest.mark.parametrize("layout", ["ft", "tf"])
+def test_whole_batch_speech_kernels_equal_each_sample_alone(layout):
+    """A batch of same-length signals: the spectrogram fills one dense array, and the filter
+    bank, the DCT, dB and normalize run as whole-batch products split over 2 threads; every
+    sample equals what the same call gives it alone (per-sample kernels)."""
+    xs = _same_length_signals(9)
+    spec_kw = dict(nfft=256, window_length=200, window_step=80, layout=layout)
+    axis = 0 if layout == "ft" else 1
+
+    def steps(x):
+        s = ndd.spectrogram(x, **spec_kw)
+        m = ndd.mel_filter_bank(s, nfilter=40, sample_rate=SR)
+        d = ndd.to_decibels(m, cutoff_db=-80)
+        n = ndd.normalize(d, axes=[1 - axis])
+        c = ndd.mfcc(n, n_mfcc=13, axis=axis)
+        return s, m, d, n, c
+
+    with ndd.EvalContext(num_threads=2), ndd.EvalMode.sync_cpu:
+        batch_steps = steps(ndd.batch(xs))
+        assert batch_steps[0]._dense is not None  # (the spectrogram's dense array)
+        alone = [steps(ndd.tensor(x)) for x in xs]
+    for k, out in enumerate(batch_steps):
+        for i, t in enumerate(out.tensors):
+            want = np.asarray(alone[i][k])
+            np.testing.assert_array_equal(np.asarray(t), want)

@@ -42,7 +42,7 @@ from headrace._core import storage as _st
 from headrace._core.batch import Batch
 from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch.args import PerSample, has_per_sample, sample_args
-from headrace._dispatch.kernel_context import KernelContext
+from headrace._dispatch.kernel_context import KernelContext, annotate
 
 Vals = dict[str, Any]
 
@@ -407,6 +407,11 @@ def dense_slab(kc: KernelContext, plans: Sequence[Any]) -> np.ndarray | None:
     so ``Batch.torch()`` needs no stacking copy."""
     if kc.device.device_type != "cpu" or not plans:
         return None
+    for i in range(len(plans)):  # (planning a sample can fail: the error names the sample)
+        try:
+            plans[i]
+        except Exception as e:
+            raise annotate(e, kc.name, i, kc.source(i)) from None
     shape, dtype = plans[0].shape, plans[0].dtype
     if dtype is None or any(p.shape != shape or p.dtype != dtype for p in plans):
         return None

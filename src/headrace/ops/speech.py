@@ -89,6 +89,7 @@ SPECTROGRAM = _schema(
         prepare=_spectrogram_args,
         out_layout=_spectrogram_layout,
         chainable=True,  # the prepare step renames an argument
+        dense=True,
     ),
     Arg("nfft", to_int, None, doc="FFT size (default: window_length)."),
     Arg("window_length", to_int, 512, doc="Window size in samples."),

@@ -45,6 +45,7 @@ from headrace.backends.shared.common import (
     Y601,
     Y_INV,
     Y_SUM,
+    parallel_parts,
     uniform_float32_plan,
 )
 
@@ -257,8 +258,10 @@ def normalize(
     epsilon: float,
     ddof: int,
     dtype: np.dtype,
+    in_place: bool = False,
 ) -> np.ndarray:
-    """``scale * (x - mean) / sqrt(var + epsilon) + shift`` with statistics over ``axes``.
+    """``scale * (x - mean) / sqrt(var + epsilon) + shift`` with statistics over ``axes``
+    (``in_place``: a float32 ``x`` with computed mean may be overwritten with the result).
 
     Examples
     --------
@@ -273,7 +276,7 @@ def normalize(
             return lut
     count = x.size // max(1, _kept_size(x, axes))
     if mean is None:
-        v = x.astype(_F32)
+        v = x.astype(_F32, copy=not in_place)
         mean = _axis_sums(v, axes) / max(count, 1)
         _in_place(np.subtract, v, mean)  # centred once, reused for the variance
     else:  # converted and centred in one pass
@@ -316,7 +319,17 @@ def normalize_stacked(
     axes, ndim = kw["axes"], xs[0].ndim
     if not axes or sorted(axes) != list(range(ndim - len(axes), ndim)):  # trailing axes only
         return None
-    out = normalize(np.stack(xs), None, **{**kw, "axes": tuple(a + 1 for a in axes)})
+    if np.dtype(kw["dtype"]) != _F32:
+        out = normalize(np.stack(xs), None, **{**kw, "axes": tuple(a + 1 for a in axes)})
+        return list(out), out
+    out = np.empty((len(xs), *xs[0].shape), _F32)
+    stacked_kw = {**kw, "axes": tuple(a + 1 for a in axes)}
+
+    def part(rows: slice) -> None:  # (the parts run on the worker threads)
+        np.stack(xs[rows], out=out[rows])
+        normalize(out[rows], None, in_place=True, **stacked_kw)
+
+    parallel_parts(len(xs), part)
     return list(out), out
 
 

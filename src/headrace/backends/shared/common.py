@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, Protocol
 
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
+from headrace._exec.context import EvalContext
 from headrace.codecs.convert import YCBCR_COEFFS
 
 _F32 = np.float32
@@ -678,6 +679,24 @@ def uniform_float32_plan(xs: Sequence[np.ndarray], plans: Sequence[Any]) -> dict
     if any(x.shape != x0.shape or x.dtype != np.float32 for x in xs[1:]):
         return None
     return kw  # type: ignore[no-any-return]
+
+
+def parallel_parts(n: int, fn: Callable[[slice], object], min_part: int = 4) -> None:
+    """``fn(part)`` for contiguous parts of ``range(n)`` (as slices), one per worker thread of
+    the current context (fewer when a part would hold under ``min_part`` items), in parallel:
+    for whole-batch kernels made of a few large array calls, which release the GIL.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> parallel_parts(10, lambda part: seen.append((part.start, part.stop)), min_part=5)
+    >>> sorted(seen) in ([(0, 10)], [(0, 5), (5, 10)])
+    True
+    """
+    ctx = EvalContext.current()
+    k = max(1, min(ctx.num_threads, n // max(1, min_part)))
+    bounds = [n * i // k for i in range(k + 1)]
+    ctx.parallel_map(fn, [slice(bounds[i], bounds[i + 1]) for i in range(k)])
 
 
 def check_audio(shape: Sequence[int], dtype: Any, op: str) -> None:
