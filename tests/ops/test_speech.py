@@ -326,3 +326,28 @@ def test_whole_batch_speech_kernels_equal_each_sample_alone(layout):
         for i, t in enumerate(out.tensors):
             want = np.asarray(alone[i][k])
             np.testing.assert_array_equal(np.asarray(t), want)
+
+
+def test_whole_batch_kernels_split_over_the_calls_own_context(monkeypatch):
+    """The executor thread runs the eager calls of every context: a kernel that splits a batch
+    over a pool takes the pool of the context the call was made in."""
+    import headrace.backends.cpu.speech as speech_kernels
+    from headrace._exec.context import calling_context
+
+    seen = []
+    real = speech_kernels.parallel_parts
+
+    def spy(n, fn, *a, **k):
+        seen.append(calling_context())
+        return real(n, fn, *a, **k)
+
+    monkeypatch.setattr(speech_kernels, "parallel_parts", spy)
+    xs = [np.abs(np.random.default_rng(k).standard_normal((64, 50))).astype(np.float32)
+          for k in range(12)]  # fmt: skip
+    with ndd.EvalContext(num_threads=3) as ctx, ndd.EvalMode.eager:
+        got = ndd.to_decibels(ndd.batch(xs)).evaluate()
+    assert seen == [ctx]
+    with ndd.EvalMode.sync_cpu:
+        alone = [np.asarray(ndd.to_decibels(ndd.tensor(x))) for x in xs]
+    for t, a in zip(got.tensors, alone, strict=True):
+        np.testing.assert_array_equal(np.asarray(t), a)

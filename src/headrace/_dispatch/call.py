@@ -44,7 +44,7 @@ from headrace._dispatch.deprecated_args import warn_deprecated
 from headrace._dispatch.hooks import NOT_CAPTURED, ParamsHook
 from headrace._dispatch.hooks import _local as _hook_local
 from headrace._dispatch.kernel_context import KernelContext
-from headrace._exec.context import EvalContext
+from headrace._exec.context import EvalContext, RunningCall
 from headrace._rng import resolve_rng
 
 if TYPE_CHECKING:
@@ -246,6 +246,10 @@ def _launch(
         stage = Stage(name, schema.planned, pixel, ins[0], resolved_vals, kernel_context, ctx)  # type: ignore[arg-type]
 
     def body() -> tuple[Batch, ...]:
+        with RunningCall(ctx):  # (kernels that split a batch over a pool use this call's)
+            return run_body()
+
+    def run_body() -> tuple[Batch, ...]:
         frames = {k: v for k, v in lazy_args if per_frame.marked(v)} if lazy_args else None
         frame_inputs = (
             {

@@ -630,6 +630,30 @@ def _current_torch_stream(device_index: int) -> Any:
 _handoff.fallback_stream = _current_torch_stream
 
 
+def calling_context() -> EvalContext:
+    """The context of the operator call this thread is running (the executor thread runs the
+    calls of several contexts), else :meth:`EvalContext.current`: whose pool a kernel splits
+    its work over."""
+    ctx = getattr(_local, "calling", None)
+    return ctx if ctx is not None else EvalContext.current()
+
+
+class RunningCall:
+    """Makes ``ctx`` the :func:`calling_context` of this thread while a call runs."""
+
+    __slots__ = ("ctx", "prev")
+
+    def __init__(self, ctx: EvalContext) -> None:
+        self.ctx = ctx
+
+    def __enter__(self) -> None:
+        self.prev = getattr(_local, "calling", None)
+        _local.calling = self.ctx
+
+    def __exit__(self, *exc: object) -> None:
+        _local.calling = self.prev
+
+
 def _ctx_stack() -> list[EvalContext]:
     s = getattr(_local, "stack", None)
     if s is None:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError, ShapeError
-from headrace._exec.context import EvalContext
+from headrace._exec.context import calling_context
 from headrace.codecs.convert import YCBCR_COEFFS
 
 _F32 = np.float32
@@ -683,7 +683,7 @@ def uniform_float32_plan(xs: Sequence[np.ndarray], plans: Sequence[Any]) -> dict
 
 def parallel_parts(n: int, fn: Callable[[slice], object], min_part: int = 4) -> None:
     """``fn(part)`` for contiguous parts of ``range(n)`` (as slices), one per worker thread of
-    the current context (fewer when a part would hold under ``min_part`` items), in parallel:
+    the running call's context (fewer when a part would hold under ``min_part`` items), in parallel:
     for whole-batch kernels made of a few large array calls, which release the GIL.
 
     Examples
@@ -693,7 +693,7 @@ def parallel_parts(n: int, fn: Callable[[slice], object], min_part: int = 4) -> 
     >>> sorted(seen) in ([(0, 10)], [(0, 5), (5, 10)])
     True
     """
-    ctx = EvalContext.current()
+    ctx = calling_context()
     k = max(1, min(ctx.num_threads, n // max(1, min_part)))
     bounds = [n * i // k for i in range(k + 1)]
     ctx.parallel_map(fn, [slice(bounds[i], bounds[i + 1]) for i in range(k)])
