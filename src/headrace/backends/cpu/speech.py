@@ -132,7 +132,8 @@ def spectrogram(
     The FFTs are one ``cv2.dft`` over the rows of frames (OpenCV's real transform: about twice
     pocketfft's speed in float32 on one thread, as accurate, and without the GIL)."""
     fr = _frames(x, window, step, frames, pad, reflect, width=max(nfft, window.size))
-    c = cv2.dft(fr[:, :nfft], flags=cv2.DFT_ROWS)
+    rows = fr[:, :nfft]  # (the frames' buffer takes the transform: one large array less)
+    c = cv2.dft(rows, dst=rows if rows.flags.c_contiguous else None, flags=cv2.DFT_ROWS)
     res = _ccs_power(c, nfft, power, transpose=ft, dest=out)
     if out is not None and res is not out:
         out[...] = res
