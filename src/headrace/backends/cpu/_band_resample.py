@@ -168,7 +168,9 @@ def band_resize(
     region ``lo..hi`` (``(y, x)``; ``lo > hi`` mirrors) with per-axis ``filters`` (objects with
     ``kind`` and ``support``, or ``(kind, support)`` pairs), converted to ``out_dtype`` with the
     reference's rounding and saturation. ``window = (y, x, height, width)``: only that part of
-    the output (the same values: each output row and column has its own coefficients).
+    the output (the same values: each output row and column has its own coefficients; the first
+    pass then reads only the source columns the kept ones need, which may change float32
+    results in the last bit: BLAS sums a block of columns its own way).
     """
     h, w, c = x.shape
     ho, wo = int(out_size[0]), int(out_size[1])
@@ -178,11 +180,20 @@ def band_resize(
     bx = axis_band(w, wo, float(lo[1]), float(hi[1]), fx.kind, float(fx.support))  # type: ignore[attr-defined]
     by, oy = _part(by, y0, wh)
     bx, ox = _part(bx, x0, ww)
+    # the source columns the kept output columns read (a window: ~2/3 of them for a centre crop
+    # of a resize to the shorter side): the first pass resamples only those
+    ends = bx.rows[(0, -1), :][:, (0, -1)]  # (each block's window is sorted; mirrored bands
+    c0, c1 = int(ends.min()), int(ends.max()) + 1  # run right to left)
+    src = x.reshape(h, w * c)
+    if c0 > 0 or c1 < w:
+        src = src[:, c0 * c : c1 * c]
+        bx = Band(bx.weights, bx.rows - c0, bx.out_len, bx.convex)
+    wk = c1 - c0
     # rows first, straight from the (uint8) source: whole rows are gathered, which streams from
     # memory, where a transpose of a freshly decoded image was ~5x slower than of a cached one
-    t = _apply(by, x.reshape(h, w * c))[oy : oy + wh].reshape(wh, w, c)
+    t = _apply(by, src)[oy : oy + wh].reshape(wh, wk, c)
     t = cv2.transpose(t if c > 1 else t[:, :, 0])  # (W, Ho[, C]), still in the cache
-    out = _apply(bx, t.reshape(w, wh * c))[ox : ox + ww].reshape(ww, wh, c)  # (Wo, Ho, C)
+    out = _apply(bx, t.reshape(wk, wh * c))[ox : ox + ww].reshape(ww, wh, c)  # (Wo, Ho, C)
     if out_dtype == np.float32:
         return _untranspose(out)
     if out_dtype == np.uint8 and x.dtype == np.uint8 and by.convex and bx.convex:
