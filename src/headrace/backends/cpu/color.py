@@ -46,6 +46,7 @@ from headrace.backends.shared.common import (
     Y_INV,
     Y_SUM,
     parallel_parts,
+    rows_of_one_array,
     uniform_float32_plan,
 )
 
@@ -325,8 +326,13 @@ def normalize_stacked(
     out = np.empty((len(xs), *xs[0].shape), _F32)
     stacked_kw = {**kw, "axes": tuple(a + 1 for a in axes)}
 
+    dense = rows_of_one_array(xs)  # (a whole-batch kernel's output: one copy call per part)
+
     def part(rows: slice) -> None:  # (the parts run on the worker threads)
-        np.stack(xs[rows], out=out[rows])
+        if dense is None:
+            np.stack(xs[rows], out=out[rows])
+        else:
+            np.copyto(out[rows], dense[rows])
         normalize(out[rows], None, in_place=True, **stacked_kw)
 
     parallel_parts(len(xs), part)

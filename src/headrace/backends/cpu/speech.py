@@ -32,6 +32,7 @@ from headrace.backends.shared.common import (
     check_audio,
     nonsilent_bounds,
     parallel_parts,
+    rows_of_one_array,
     uniform_float32_plan,
 )
 
@@ -220,7 +221,7 @@ def matrix_along_axis_batched(
     ``None`` (per-sample path) otherwise: stacking separate samples first would cost more than
     it saves."""
     kw = uniform_float32_plan(xs, plans)
-    dense = _rows_of_one_array(xs)
+    dense = rows_of_one_array(xs)
     if kw is None or dense is None or dense.ndim != 3:  # (2-D samples: a product per sample)
         return None
     matrix, axis = kw["matrix"].astype(_F32, copy=False), kw["axis"]
@@ -244,20 +245,6 @@ def matrix_along_axis_batched(
     return list(out), out
 
 
-def _rows_of_one_array(xs: Sequence[np.ndarray]) -> np.ndarray | None:
-    """The ``(N, ...)`` C-contiguous array whose rows the samples are (in order), or None."""
-    base = xs[0].base
-    if not isinstance(base, np.ndarray) or base.shape != (len(xs), *xs[0].shape):
-        return None
-    if base.dtype != xs[0].dtype or not base.flags.c_contiguous:
-        return None
-    start, step = base.__array_interface__["data"][0], base.strides[0]
-    for i, x in enumerate(xs):
-        if x.base is not base or x.__array_interface__["data"][0] != start + i * step:
-            return None
-    return base
-
-
 def to_decibels_batched(
     xs: Sequence[np.ndarray], layout: str | None, plans: Sequence[Any]
 ) -> tuple[list[np.ndarray], np.ndarray] | None:
@@ -270,17 +257,20 @@ def to_decibels_batched(
     if kw is None or not x0.size:
         return None
     out = np.empty((len(xs), *x0.shape), _F32)
+    dense = rows_of_one_array(xs)  # (a whole-batch kernel's output: read in place)
 
     def part(rows: slice) -> None:  # (the parts run on the worker threads)
         v = out[rows]
-        np.stack(xs[rows], out=v)
+        if dense is None:
+            np.stack(xs[rows], out=v)
+        src = v if dense is None else dense[rows]
         n = len(v)
         if kw["reference"] != 0:
             refs = np.full(n, _F32(kw["reference"]), _F32)
         else:
-            refs = np.maximum.reduce(v.reshape(n, -1), axis=1)
+            refs = np.maximum.reduce(src.reshape(n, -1), axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):  # (what one sample alone warns of)
-            np.divide(v, refs.reshape(n, *(1,) * x0.ndim), out=v)
+            np.divide(src, refs.reshape(n, *(1,) * x0.ndim), out=v)
             v[refs == 0] = 1  # (a reference of 0: ratios of 1, as one sample alone gives)
             np.maximum(v, _F32(kw["min_ratio"]), out=v)
             np.log10(v, out=v)

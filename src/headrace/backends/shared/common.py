@@ -699,6 +699,28 @@ def parallel_parts(n: int, fn: Callable[[slice], object], min_part: int = 4) -> 
     ctx.parallel_map(fn, [slice(bounds[i], bounds[i + 1]) for i in range(k)])
 
 
+def rows_of_one_array(xs: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The ``(N, ...)`` C-contiguous array whose rows the samples are (in order), or None: a
+    dense batch's samples, which a whole-batch kernel can read in place.
+
+    Examples
+    --------
+    >>> a = np.zeros((3, 4), np.float32)
+    >>> rows_of_one_array(list(a)) is a, rows_of_one_array([a[0], a[2]]) is None
+    (True, True)
+    """
+    base = xs[0].base
+    if not isinstance(base, np.ndarray) or base.shape != (len(xs), *xs[0].shape):
+        return None
+    if base.dtype != xs[0].dtype or not base.flags.c_contiguous:
+        return None
+    start, step = base.__array_interface__["data"][0], base.strides[0]
+    for i, x in enumerate(xs):
+        if x.base is not base or x.__array_interface__["data"][0] != start + i * step:
+            return None
+    return base
+
+
 def check_audio(shape: Sequence[int], dtype: Any, op: str) -> None:
     """Refuse samples that are not 1-D numeric signals."""
     if len(shape) != 1:
