@@ -84,6 +84,21 @@ def test_normalize_matches_numpy():
         np.testing.assert_allclose(o, ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("axes", [[0, 1], [0, 1, 2]])
+@pytest.mark.parametrize("kw", [{}, {"ddof": 1, "epsilon": 0.5, "scale": 2.0, "shift": 3.0}])
+def test_normalize_of_uint8_with_computed_statistics_equals_the_float_path(axes, kw):
+    """uint8 images: the statistics come from one integer-sum pass and a table of the 256
+    levels; the values are the float32 path's (given the same pixels as float32) within its
+    last bit."""
+    imgs = [*RAGGED, *images((70, 90, 3), (64, 64, 3), (48, 100, 1))]  # (the big ones: a table)
+    got = host(C.normalize(ndd.batch(imgs, layout="HWC"), axes=axes, **kw))
+    want = host(C.normalize(ndd.batch([i.astype(np.float32) for i in imgs], layout="HWC"),
+                            axes=axes, **kw))  # fmt: skip
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.float32 and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=4e-7, atol=4e-7 * np.abs(w).max())
+
+
 def test_normalize_batch_statistics():
     xs = [np.array([0.0, 1.0], np.float32), np.array([3.0, 4.0, 5.0], np.float32)]
     out = host(C.normalize(ndd.batch(xs), batch=True, ddof=1))

@@ -271,10 +271,17 @@ def normalize(
     ...           epsilon=0.0, ddof=0, dtype=np.dtype("float32")).tolist()
     [-1.0, 1.0]
     """
-    if mean is not None and stddev is not None and x.dtype == np.uint8:
-        lut = _normalize_lut(x, mean, stddev, scale, shift, epsilon, np.dtype(dtype))
-        if lut is not None:
-            return lut
+    if x.dtype == np.uint8 and (mean is None) == (stddev is None):
+        # a table of the 256 levels; computed statistics from one integer-sum pass
+        stats = (
+            (mean, np.square(np.asarray(stddev, np.float64)))
+            if mean is not None
+            else _uint8_stats(x, axes, ddof)
+        )
+        if stats is not None:
+            lut = _normalize_lut(x, *stats, scale, shift, epsilon, np.dtype(dtype))
+            if lut is not None:
+                return lut
     count = x.size // max(1, _kept_size(x, axes))
     if mean is None:
         v = x.astype(_F32, copy=not in_place)
@@ -342,7 +349,37 @@ def normalize_stacked(
 _NORM_TABLES: dict[tuple, np.ndarray] = {}
 
 
-def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: float,
+def _uint8_stats(x: np.ndarray, axes: tuple[int, ...], ddof: int) -> tuple[Any, Any] | None:
+    """Mean and variance of uint8 ``x`` over ``axes`` = all of them or the spatial ones of an
+    ``H x W x C`` image (per channel), from one ``cv2.meanStdDev`` pass (exact integer sums)
+    instead of four float passes; ``None`` for other axes. The variance is what
+    :func:`normalize` sums, ``(x - float32(mean)) ** 2``, through the identity
+    ``sum((x - m32) ** 2) = n * (var + (m - m32) ** 2)``: the two agree to ~1e-8 (the float
+    path rounds each square to float32 first), far inside the float32 steps that follow.
+
+    Examples
+    --------
+    >>> m, v = _uint8_stats(np.array([[[0], [2]], [[4], [6]]], np.uint8), (0, 1, 2), 0)
+    >>> float(m), float(v)
+    (3.0, 5.0)
+    """
+    if x.ndim == 3 and tuple(sorted(axes)) == (0, 1) and 1 <= x.shape[2] <= 4:
+        img, kept = x, (1, 1, x.shape[2])
+    elif tuple(sorted(axes)) == tuple(range(x.ndim)):
+        img, kept = x.reshape(-1, 1), (1,) * x.ndim
+    else:
+        return None
+    count = x.size // math.prod(kept)
+    if count - ddof <= 0 or count > 1 << 31:
+        return None
+    mean, std = cv2.meanStdDev(np.ascontiguousarray(img))
+    m = mean.reshape(kept)
+    off = m - m.astype(_F32)  # (normalize centres on the float32 mean)
+    var = (np.square(std.reshape(kept)) + np.square(off)) * (count / (count - ddof))
+    return m, var
+
+
+def _normalize_lut(x: np.ndarray, mean: Any, var: Any, scale: float, shift: float,
                    epsilon: float, dtype: np.dtype) -> np.ndarray | None:  # fmt: skip
     """``normalize`` of uint8 ``x`` with given statistics as a table of the 256 levels (per
     channel) and one OpenCV LUT pass: the table holds exactly what the float32 steps of
@@ -352,7 +389,7 @@ def _normalize_lut(x: np.ndarray, mean: Any, stddev: Any, scale: float, shift: f
     statistics vary along other axes than the last one (or the output type is not one OpenCV's
     LUT writes)."""
     m = np.asarray(mean, _F32)
-    var = np.square(np.asarray(stddev, np.float64))
+    var = np.asarray(var, np.float64)
     c = x.shape[-1] if x.ndim else 1
     stats = []
     for st in (m, var):
