@@ -214,3 +214,27 @@ def test_float32_sums_over_leading_or_trailing_axes(shape, axes):
     mean = ndd.reductions.mean(ndd.tensor(x), axes=list(axes)).evaluate()
     np.testing.assert_allclose(np.asarray(mean), want.squeeze(axes) / (x.size // want.size),
                                rtol=1e-6)  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8, np.uint16, np.int16])
+@pytest.mark.parametrize("axis_names", ["HW", "HWC"])
+def test_integer_std_dev_and_variance_from_moments_equal_the_two_pass_sums(dt, axis_names):
+    """8- and 16-bit images over H and W (per channel) or everything: the statistics come from
+    one integer-sum pass; the float32 results are the two-pass float64 sums' (closed form)."""
+    rng = np.random.default_rng(len(axis_names) + np.dtype(dt).itemsize)
+    info = np.iinfo(dt)
+    xs = [rng.integers(info.min, info.max, (h, w, 3), endpoint=True).astype(dt)
+          for h, w in ((37, 53), (120, 90), (1, 400))]  # fmt: skip
+    axes = (0, 1) if axis_names == "HW" else (0, 1, 2)
+    b = ndd.batch(xs, layout="HWC")
+    mean = ndd.reductions.mean(b, axis_names=axis_names, dtype=ndd.float32)
+    for ddof in (0, 1):
+        sd = ndd.reductions.std_dev(b, mean, axis_names=axis_names, ddof=ddof)
+        var = ndd.reductions.variance(b, mean, axis_names=axis_names, ddof=ddof)
+        for x, m, s, v in zip(xs, mean.tensors, sd.tensors, var.tensors, strict=True):
+            d = x.astype(np.float64) - np.asarray(m, np.float64).reshape(
+                (1, 1, 3) if axes == (0, 1) else ()
+            )
+            want = np.square(d).sum(axis=axes) / (x.size // (3 if axes == (0, 1) else 1) - ddof)
+            np.testing.assert_array_equal(np.asarray(v), want.astype(np.float32))
+            np.testing.assert_array_equal(np.asarray(s), np.sqrt(want).astype(np.float32))

@@ -34,7 +34,7 @@ import numpy as np
 
 from headrace._core.saturate import saturate
 from headrace.backends.cpu.misc import CV_DEPTHS
-from headrace.backends.cpu.reductions import broadcast_op, reduce_axes
+from headrace.backends.cpu.reductions import broadcast_op, channel_moments, reduce_axes
 from headrace.backends.shared.common import (
     B_CB,
     CB601,
@@ -350,8 +350,8 @@ _NORM_TABLES: dict[tuple, np.ndarray] = {}
 
 
 def _uint8_stats(x: np.ndarray, axes: tuple[int, ...], ddof: int) -> tuple[Any, Any] | None:
-    """Mean and variance of uint8 ``x`` over ``axes`` = all of them or the spatial ones of an
-    ``H x W x C`` image (per channel), from one ``cv2.meanStdDev`` pass (exact integer sums)
+    """Mean and variance of uint8 ``x`` over ``axes`` (all of them, or the spatial ones of an
+    ``H x W x C`` image) from one integer-sum pass (:func:`~.reductions.channel_moments`)
     instead of four float passes; ``None`` for other axes. The variance is what
     :func:`normalize` sums, ``(x - float32(mean)) ** 2``, through the identity
     ``sum((x - m32) ** 2) = n * (var + (m - m32) ** 2)``: the two agree to ~1e-8 (the float
@@ -363,20 +363,12 @@ def _uint8_stats(x: np.ndarray, axes: tuple[int, ...], ddof: int) -> tuple[Any, 
     >>> float(m.item()), round(float(v.item()), 9)
     (3.0, 5.0)
     """
-    if x.ndim == 3 and tuple(sorted(axes)) == (0, 1) and 1 <= x.shape[2] <= 4:
-        img, kept = x, (1, 1, x.shape[2])
-    elif tuple(sorted(axes)) == tuple(range(x.ndim)):
-        img, kept = x.reshape(-1, 1), (1,) * x.ndim
-    else:
+    moments = channel_moments(x, axes)
+    if moments is None or moments[2] - ddof <= 0:
         return None
-    count = x.size // math.prod(kept)
-    if count - ddof <= 0 or count > 1 << 31:
-        return None
-    mean, std = cv2.meanStdDev(np.ascontiguousarray(img))
-    m = mean.reshape(kept)
+    m, var, count = moments
     off = m - m.astype(_F32)  # (normalize centres on the float32 mean)
-    var = (np.square(std.reshape(kept)) + np.square(off)) * (count / (count - ddof))
-    return m, var
+    return m, (var + np.square(off)) * (count / (count - ddof))
 
 
 def _normalize_lut(x: np.ndarray, mean: Any, var: Any, scale: float, shift: float,

@@ -144,6 +144,37 @@ def broadcast_op(
     return op(x, st, out=out, dtype=dtype)  # type: ignore[no-any-return]
 
 
+def channel_moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[Any, Any, int] | None:
+    """``(mean, variance, count)`` in float64 (reduced axes kept) of an 8- or 16-bit integer or
+    float32 ``x`` over all its axes, or over the spatial axes of an ``H x W x C`` image (per
+    channel, C <= 4), from one ``cv2.meanStdDev`` pass (integer inputs: exact sums); ``None``
+    for other axes (and inputs OpenCV does not sum).
+
+    Examples
+    --------
+    >>> m, v, n = channel_moments(np.array([[[0, 1], [2, 3]]], np.uint8), (0, 1))
+    >>> m.ravel().tolist(), v.ravel().round(9).tolist(), n
+    ([1.0, 2.0], [1.0, 1.0], 2)
+    """
+    if x.dtype not in _MOMENT_TYPES or not x.size:
+        return None
+    if x.ndim == 3 and tuple(sorted(axes)) == (0, 1) and 1 <= x.shape[2] <= 4:
+        img, kept = x, (1, 1, x.shape[2])
+    elif tuple(sorted(axes)) == tuple(range(x.ndim)):
+        img, kept = x.reshape(-1, 1), (1,) * x.ndim
+    else:
+        return None
+    count = x.size // math.prod(kept)
+    if count > 1 << 31:  # (OpenCV's integer sums)
+        return None
+    mean, std = cv2.meanStdDev(np.ascontiguousarray(img))
+    return mean.reshape(kept), np.square(std.reshape(kept)), count
+
+
+#: Types whose moments :func:`channel_moments` takes from OpenCV.
+_MOMENT_TYPES = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.float32)}
+
+
 def _int_mean(acc: np.ndarray, n: int, root: bool, dt: np.dtype) -> np.ndarray:
     """``trunc(float32(acc) / N)`` (``sqrt`` first for ``root``), as the reference computes."""
     f = np.asarray(acc).astype(np.float32) * mean_scale(n)
@@ -198,6 +229,11 @@ def _float_stat(
     if kind in ("std_dev", "variance"):
         kept = tuple(1 if d in axes else e for d, e in enumerate(x.shape))
         m = np.asarray(mean, dtype=f64)
+        moments = channel_moments(x, axes) if x.dtype.kind in "iu" else None
+        if moments is not None and n - ddof > 0:  # sum((x - m)^2) = n (var + (mu - m)^2)
+            mu, v, _ = moments
+            var = (v + np.square(mu - (m.reshape(kept) if m.size != 1 else m))) * (n / (n - ddof))
+            return np.sqrt(var) if kind == "std_dev" else var
         d = broadcast_op(np.subtract, x, m.reshape(kept) if m.size != 1 else m.reshape(()),
                          dtype=f64)  # fmt: skip
         var = reduce_axes(np.add, np.square(d, out=d), axes) / f64(n - ddof)
