@@ -105,3 +105,30 @@ def test_big_batches_leave_their_inputs_untouched():
     for a, b in zip([np.asarray(t) for t in x.tensors] + [np.asarray(t) for t in y.tensors],
                     before):  # fmt: skip
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("ta,tb", [(np.uint8, np.float32), (np.int8, np.int16), (np.uint8, np.uint8),
+                                   (np.uint16, np.int32), (np.float64, np.float32)])  # fmt: skip
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "fdiv"])
+def test_mixed_types_compute_in_the_promoted_type_with_its_wrapping(ta, tb, op):
+    """Operands of other types than the computation's are converted on the fly: the values of
+    converting them first, overflow wrapping in the computation's type included."""
+    rng = np.random.default_rng(3)
+
+    def full_range(t, shape):
+        if np.dtype(t).kind == "f":
+            return rng.uniform(-300, 300, shape).astype(t)
+        info = np.iinfo(t)
+        return rng.integers(info.min, info.max, shape, endpoint=True).astype(t)
+
+    xs = [full_range(ta, (40, 30)) for _ in range(3)]
+    ys = [full_range(tb, (40, 30)) for _ in range(3)]
+    fns = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "fdiv": np.true_divide}
+    py = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+          "fdiv": lambda a, b: a / b}  # fmt: skip
+    with np.errstate(all="ignore"):
+        out = py[op](ndd.batch(xs), ndd.batch(ys))
+        ct = out.dtype.numpy
+        for x, y, t in zip(xs, ys, out.tensors, strict=True):
+            want = fns[op](x.astype(ct), y.astype(ct))
+            np.testing.assert_array_equal(np.asarray(t), want)
