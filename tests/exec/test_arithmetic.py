@@ -107,8 +107,11 @@ def test_big_batches_leave_their_inputs_untouched():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("ta,tb", [(np.uint8, np.float32), (np.int8, np.int16), (np.uint8, np.uint8),
-                                   (np.uint16, np.int32), (np.float64, np.float32)])  # fmt: skip
+MIXED = [(np.uint8, np.float32), (np.int8, np.int16), (np.uint8, np.uint8), (np.uint16, np.int32),
+         (np.float64, np.float32)]  # fmt: skip
+
+
+@pytest.mark.parametrize("ta,tb", MIXED)
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "fdiv"])
 def test_mixed_types_compute_in_the_promoted_type_with_its_wrapping(ta, tb, op):
     """Operands of other types than the computation's are converted on the fly: the values of
