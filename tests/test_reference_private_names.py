@@ -134,3 +134,29 @@ def test_process_params_is_called_with_each_calls_raw_arguments_while_replaced()
         assert raw_args[0] is image and not any(a is matrix for a in raw_args)
     ndd.warp_affine(image, matrix=matrix)  # restored: no longer called
     assert len(calls) == 2
+
+
+def test_added_invocations_without_weak_references_still_run():
+    class Slotted:
+        __slots__ = ("runs",)
+
+        def __init__(self):
+            self.runs = 0
+
+        def run(self, ctx):
+            self.runs += 1
+            ctx.cache_results(self, None)
+
+    inv = Slotted()
+    with ndd.EvalContext() as ctx:
+        ctx._add_invocation(inv)  # (weak by default: kept strongly when it cannot be)
+    assert inv.runs == 1
+
+
+def test_rows_of_one_array_refuses_views_with_other_strides():
+    from headrace.backends.shared.common import rows_of_one_array
+
+    a = np.empty((8, 3, 3), np.float32)  # (an array of its own, as a whole-batch kernel makes)
+    a[...] = np.arange(8 * 9).reshape(8, 3, 3)
+    assert rows_of_one_array(list(a)) is a
+    assert rows_of_one_array([a[i].T for i in range(8)]) is None

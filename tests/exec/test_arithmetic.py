@@ -135,3 +135,16 @@ def test_mixed_types_compute_in_the_promoted_type_with_its_wrapping(ta, tb, op):
         for x, y, t in zip(xs, ys, out.tensors, strict=True):
             want = fns[op](x.astype(ct), y.astype(ct))
             np.testing.assert_array_equal(np.asarray(t), want)
+
+
+def test_bool_shifts_keep_their_values():
+    """bool << bool and >> compute in bool as the reference types them; numpy has no bool
+    shift of that type, so the operands are converted first (as before the on-the-fly path)."""
+    x = np.array([True, False, True])
+    with ndd.EvalMode.sync_cpu:
+        b = ndd.batch([x, x])
+        left, right = b << b, b >> b
+    for t in left.tensors:
+        np.testing.assert_array_equal(np.asarray(t), np.left_shift(x, x).astype(bool))
+    for t in right.tensors:
+        np.testing.assert_array_equal(np.asarray(t), np.right_shift(x, x).astype(bool))

@@ -252,3 +252,11 @@ def test_normalize_errors():
         C.lookup_table(ndd.tensor(np.zeros(3, np.float32)), keys=[1], values=[1]).evaluate()
     with pytest.raises(InvalidArgumentError, match=r"lookup_table: `dtype` and .*`output_dtype`"):
         C.lookup_table(ndd.tensor(RAGGED[0]), dtype=ndd.uint8, output_dtype=ndd.uint8).evaluate()
+
+
+def test_normalize_of_a_nearly_constant_uint8_image_keeps_its_precision():
+    x = np.full((300, 400, 1), 200, np.uint8)
+    x[0, 0, 0] = 201
+    got = host(C.normalize(ndd.batch([x], layout="HWC"), axes=[0, 1]))[0]
+    want = host(C.normalize(ndd.batch([x.astype(np.float32)], layout="HWC"), axes=[0, 1]))[0]
+    np.testing.assert_array_equal(got, want)

@@ -238,3 +238,18 @@ def test_integer_std_dev_and_variance_from_moments_equal_the_two_pass_sums(dt, a
             want = np.square(d).sum(axis=axes) / (x.size // (3 if axes == (0, 1) else 1) - ddof)
             np.testing.assert_array_equal(np.asarray(v), want.astype(np.float32))
             np.testing.assert_array_equal(np.asarray(s), np.sqrt(want).astype(np.float32))
+
+
+def test_nearly_constant_integer_images_keep_the_two_pass_precision():
+    """E[x^2] - E[x]^2 cancels on nearly constant data: those take the float64 passes."""
+    x = np.full((300, 400, 1), 60000, np.uint16)
+    x[0, 0, 0], x[5, 5, 0] = 60001, 59999
+    m = np.float32(x.mean())
+    got = ndd.reductions.variance(ndd.batch([x]), ndd.batch([np.array(m)]), axes=(0, 1, 2))
+    want = np.square(x.astype(np.float64) - np.float64(m)).sum() / x.size
+    np.testing.assert_array_equal(np.asarray(got.tensors[0]), np.float32(want))
+    # a one-element mean with more dimensions than the sample keeps the result's shape
+    y = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    r = ndd.reductions.variance(ndd.batch([y]), ndd.batch([np.full((1, 1, 1), 5.5, np.float32)]),
+                                axes=(0, 1), keep_dims=True)  # fmt: skip
+    assert r.tensors[0].shape == (1, 1)

@@ -536,17 +536,23 @@ class EvalContext:
         >>> ctx.cache_results(key, 42); ctx.cached_results(key)
         42
         """
-        self._cached_results[invocation] = results
+        self._cached_results[id(invocation)] = (invocation, results)
 
     def cached_results(self, invocation: Any) -> Any:
         """What :meth:`cache_results` kept for ``invocation`` in this context, else None."""
-        return self._cached_results.get(invocation)
+        kept = self._cached_results.get(id(invocation))
+        return kept[1] if kept is not None and kept[0] is invocation else None
 
     def _add_invocation(self, invocation: Any, weak: bool = True) -> None:
         """Have :meth:`evaluate_all` (and leaving the context) call ``invocation.run(self)``
         unless its results are cached (the reference's hook for pending work; ``weak``: only
-        while something else keeps the invocation alive)."""
-        self._pending_invocations.append(weakref.ref(invocation) if weak else invocation)
+        while something else keeps the invocation alive, where it can be referred to weakly)."""
+        if weak:
+            try:
+                invocation = weakref.ref(invocation)
+            except TypeError:  # (no weak references to it: kept until run)
+                pass
+        self._pending_invocations.append(invocation)
 
     # --- context management --------------------------------------------------------------
     def __enter__(self) -> EvalContext:

@@ -279,7 +279,9 @@ def normalize(
             else _uint8_stats(x, axes, ddof)
         )
         if stats is not None:
-            lut = _normalize_lut(x, *stats, scale, shift, epsilon, np.dtype(dtype))
+            lut = _normalize_lut(
+                x, *stats, scale, shift, epsilon, np.dtype(dtype), mean is not None
+            )
             if lut is not None:
                 return lut
     count = x.size // max(1, _kept_size(x, axes))
@@ -372,7 +374,8 @@ def _uint8_stats(x: np.ndarray, axes: tuple[int, ...], ddof: int) -> tuple[Any, 
 
 
 def _normalize_lut(x: np.ndarray, mean: Any, var: Any, scale: float, shift: float,
-                   epsilon: float, dtype: np.dtype) -> np.ndarray | None:  # fmt: skip
+                   epsilon: float, dtype: np.dtype,
+                   keep: bool = True) -> np.ndarray | None:  # fmt: skip
     """``normalize`` of uint8 ``x`` with given statistics as a table of the 256 levels (per
     channel) and one OpenCV LUT pass: the table holds exactly what the float32 steps of
     :func:`normalize` give each level. One statistic for all channels: a single-channel
@@ -394,7 +397,7 @@ def _normalize_lut(x: np.ndarray, mean: Any, var: Any, scale: float, shift: floa
         return None
     m1, v1 = stats
     key = (m1.tobytes(), v1.tobytes(), float(scale), float(shift), float(epsilon), dtype.str)
-    table = _NORM_TABLES.get(key)
+    table = _NORM_TABLES.get(key) if keep else None
     if table is None:
         levels = np.arange(256, dtype=_F32)[:, None]
         inv = _reciprocal_std(v1 + epsilon, scale).astype(_F32)
@@ -403,9 +406,10 @@ def _normalize_lut(x: np.ndarray, mean: Any, var: Any, scale: float, shift: floa
             table += _F32(shift)
         k = max(m1.size, v1.size)
         table = np.ascontiguousarray(saturate(np.broadcast_to(table, (256, k)), dtype))
-        if len(_NORM_TABLES) >= 64:
-            _NORM_TABLES.clear()
-        _NORM_TABLES[key] = table
+        if keep:  # (given statistics repeat; an image's own statistics do not)
+            if len(_NORM_TABLES) >= 64:
+                _NORM_TABLES.clear()
+            _NORM_TABLES[key] = table
     k = table.shape[1]
     if k == 1:
         return lut_u8(x, table[:, 0].copy())

@@ -148,7 +148,7 @@ def channel_moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[Any, Any, int
     """``(mean, variance, count)`` in float64 (reduced axes kept) of an 8- or 16-bit integer or
     float32 ``x`` over all its axes, or over the spatial axes of an ``H x W x C`` image (per
     channel, C <= 4), from one ``cv2.meanStdDev`` pass (integer inputs: exact sums); ``None``
-    for other axes (and inputs OpenCV does not sum).
+    for other axes, inputs OpenCV does not sum, and nearly constant data (see below).
 
     Examples
     --------
@@ -168,7 +168,13 @@ def channel_moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[Any, Any, int
     if count > 1 << 31:  # (OpenCV's integer sums)
         return None
     mean, std = cv2.meanStdDev(np.ascontiguousarray(img))
-    return mean.reshape(kept), np.square(std.reshape(kept)), count
+    m, var = mean.reshape(kept), np.square(std.reshape(kept))
+    # OpenCV's variance is E[x^2] - E[x]^2 in float64: ~1e-16 of E[x^2] off. Where that is more
+    # than ~1e-12 of the variance itself (nearly constant data), the caller's float64 passes
+    # are taken instead.
+    if not np.all(var * 1e4 > np.square(m) + var):
+        return None
+    return m, var, count
 
 
 #: Types whose moments :func:`channel_moments` takes from OpenCV.
@@ -232,7 +238,9 @@ def _float_stat(
         moments = channel_moments(x, axes) if x.dtype.kind in "iu" else None
         if moments is not None and n - ddof > 0:  # sum((x - m)^2) = n (var + (mu - m)^2)
             mu, v, _ = moments
-            var = (v + np.square(mu - (m.reshape(kept) if m.size != 1 else m))) * (n / (n - ddof))
+            var = (v + np.square(mu - (m.reshape(kept) if m.size != 1 else m.reshape(())))) * (
+                n / (n - ddof)
+            )
             return np.sqrt(var) if kind == "std_dev" else var
         d = broadcast_op(np.subtract, x, m.reshape(kept) if m.size != 1 else m.reshape(()),
                          dtype=f64)  # fmt: skip

@@ -52,13 +52,17 @@ def arithmetic_kernel(funcs: Mapping[str, Callable[..., Any]], cast: Cast) -> Ke
         ct, ot = _dt.arithmetic_types(name, [b._dtype for b in ins])
         # a numpy ufunc computing in ct: it converts each operand on the fly (in blocks that stay
         # in the cache), the same values as converting them first, one full-size pass less
-        direct = ot is ct and isinstance(fn, np.ufunc) and fn.nout == 1
+        direct = ot is ct and ct is not _dt.bool_ and isinstance(fn, np.ufunc) and fn.nout == 1
         reuse = ot is ct and isinstance(fn, np.ufunc) and ins[0]._dtype is not ct
 
         def one(i: int) -> Any:
             if direct:
-                r = fn(*[b._samples[i] for b in ins], dtype=ct.numpy, casting="unsafe")
-                return r if not _dtype_mismatch(r, ot) else cast(r, ot)
+                try:
+                    r = fn(*[b._samples[i] for b in ins], dtype=ct.numpy, casting="unsafe")
+                except TypeError:  # (no loop of that type: convert first, as below)
+                    pass
+                else:
+                    return r if not _dtype_mismatch(r, ot) else cast(r, ot)
             args = [_as(b._samples[i], b._dtype, ct, cast) for b in ins]
             if (
                 reuse

@@ -714,9 +714,11 @@ def rows_of_one_array(xs: Sequence[np.ndarray]) -> np.ndarray | None:
         return None
     if base.dtype != xs[0].dtype or not base.flags.c_contiguous:
         return None
-    start, step = base.__array_interface__["data"][0], base.strides[0]
+    start, step, strides = base.__array_interface__["data"][0], base.strides[0], base.strides[1:]
     for i, x in enumerate(xs):
-        if x.base is not base or x.__array_interface__["data"][0] != start + i * step:
+        if x.base is not base or x.strides != strides:
+            return None
+        if x.__array_interface__["data"][0] != start + i * step:
             return None
     return base
 
