@@ -160,3 +160,10 @@ def test_rows_of_one_array_refuses_views_with_other_strides():
     a[...] = np.arange(8 * 9).reshape(8, 3, 3)
     assert rows_of_one_array(list(a)) is a
     assert rows_of_one_array([a[i].T for i in range(8)]) is None
+
+
+def test_a_reader_constructed_again_keeps_the_new_arguments(tmp_path):
+    np.save(tmp_path / "a.npy", np.arange(4, dtype=np.int16))
+    reader = ndd.readers.Numpy(files=[str(tmp_path / "a.npy")])
+    reader.__init__(files=[str(tmp_path / "a.npy")], random_shuffle=True, seed=3)
+    assert reader._init_args["random_shuffle"] is True and reader._init_args["seed"] == 3

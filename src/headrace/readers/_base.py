@@ -438,7 +438,8 @@ def _recording_init(init: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(init)
     def constructor(self: Reader, *args: Any, **kwargs: Any) -> None:
-        if "_init_args" not in self.__dict__:  # (a subclass's constructor came first)
+        outermost = not self.__dict__.get("_constructing", False)  # (else a subclass's came first)
+        if outermost:
             try:
                 given = dict(sig.bind(self, *args, **kwargs).arguments)
             except TypeError:  # the constructor itself says what is wrong
@@ -453,7 +454,12 @@ def _recording_init(init: Callable[..., None]) -> Callable[..., None]:
                 for k, v in given.items()
                 if v is not None and k not in self._raw_tensor_args
             }
-        init(self, *args, **kwargs)
+        self._constructing = True
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if outermost:
+                self._constructing = False
 
     return constructor
 
