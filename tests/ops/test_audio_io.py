@@ -40,6 +40,8 @@ def _dali() -> object:
         {"in_rate": 16000.0, "out_rate": 22050.0},
         {"in_rate": 44100.0, "out_rate": 16000.0, "quality": 0},
         {"scale": 1.37},
+        {"scale": 0.5},  # (short periods: one product per phase, see below)
+        {"in_rate": 16000.0, "out_rate": 24000.0},
         {"out_length": 2999, "quality": 100},
     ],
 )
@@ -127,3 +129,25 @@ def test_resample_preserves_a_sine() -> None:
     core = slice(500, -500)
     snr = 10 * np.log10(np.sum(want[core] ** 2) / np.sum((y[core] - want[core]) ** 2))
     assert snr > 60
+
+
+@pytest.mark.parametrize("rates", [(2.0, 1.0), (1.0, 2.0), (3.0, 2.0), (16000.0, 8000.0)])
+def test_short_period_ratios_take_one_product_per_phase(rates):
+    """Rate ratios with a short period resample each phase as one matrix-vector product over
+    a strided view of the windows (where every period of the filter bank repeats the first
+    exactly): the chunked path's values up to float32 summation order."""
+    import headrace.backends.cpu.resampling as rs
+
+    x = np.sin(np.arange(5000) / 7.0).astype(np.float32) * 0.5
+    stereo = np.stack([x, x[::-1].copy()], axis=1)
+    n_out = round(x.size * rates[1] / rates[0])
+    assert rs._phases(*rates, 16, n_out) is not None
+    for sig in (x, stereo):
+        got = rs.resample(sig, *rates, n_out, 16, np.dtype(np.float32))
+        saved, rs._phases = rs._phases, lambda *a: None  # the chunked path
+        try:
+            want = rs.resample(sig, *rates, n_out, 16, np.dtype(np.float32))
+        finally:
+            rs._phases = saved
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)

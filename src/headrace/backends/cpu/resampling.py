@@ -11,7 +11,8 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -22,7 +23,11 @@ from headrace._core.device import CPU
 from headrace._core.saturate import saturate
 from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.shared.common import audio_scale
-from headrace.backends.shared.resampling import resampling_chunks, resampling_padding
+from headrace.backends.shared.resampling import (
+    filter_bank,
+    resampling_chunks,
+    resampling_padding,
+)
 
 #: Up to this many lobes (quality <= 20) each tap is gathered and added on its own.
 _FEW_LOBES = 4
@@ -41,6 +46,10 @@ def _resample_f32(
     padded = np.zeros((cols.shape[0], n_in + left + right), np.float32)
     padded[:, left : left + n_in] = cols
     windows = [sliding_window_view(p, 2 * lobes) for p in padded]
+    phases = _phases(in_rate, out_rate, lobes, n_out)
+    if phases is not None and lobes > _FEW_LOBES:
+        _polyphase(windows, phases, out)
+        return out[0] if f.ndim == 1 else np.ascontiguousarray(out.T).reshape(n_out, *f.shape[1:])
     for s, e, first, w in resampling_chunks(n_in, n_out, in_rate, out_rate, lobes):
         for c, win in enumerate(windows):
             if lobes > _FEW_LOBES:
@@ -52,6 +61,62 @@ def _resample_f32(
     if f.ndim == 1:
         return out[0]
     return np.ascontiguousarray(out.T).reshape(n_out, *f.shape[1:])
+
+
+class _Phases(NamedTuple):
+    """Outputs ``j = q * n + r`` start at window ``first[r] + q * m`` with weights ``w[r]``."""
+
+    n: int
+    m: int
+    first: np.ndarray
+    w: np.ndarray
+
+
+#: Rate ratios with at most this many phases (the outputs of one period) take :func:`_polyphase`.
+_MAX_PHASES = 16
+
+
+def _phases(in_rate: float, out_rate: float, lobes: int, n_out: int) -> _Phases | None:
+    """The phases of a ratio whose period is short (2:1, 1:2, 3:2...), read off its filter bank
+    and only where every period of the bank has the same first taps (shifted) and weights."""
+    ratio = Fraction(in_rate) / Fraction(out_rate)
+    m, n = ratio.numerator, ratio.denominator
+    if n > _MAX_PHASES:
+        return None
+    bank = filter_bank(in_rate, out_rate, lobes, n_out)
+    if bank is None or bank.rows % n or bank.step * n != bank.rows * m:
+        return None
+    key = (in_rate, out_rate, lobes)
+    hit = _PHASES.get(key)
+    if hit is not None:
+        return hit
+    first, w = bank.first.reshape(-1, n), bank.weights.reshape(-1, n, bank.weights.shape[1])
+    shift = np.arange(first.shape[0])[:, None] * m
+    if not (np.array_equal(first - shift, np.broadcast_to(first[0], first.shape))
+            and (w == w[0]).all()):  # fmt: skip
+        return None
+    phases = _Phases(n, m, first[0].copy(), np.ascontiguousarray(w[0]))
+    if len(_PHASES) >= 64:
+        _PHASES.clear()
+    _PHASES[key] = phases
+    return phases
+
+
+_PHASES: dict[tuple[float, float, int], _Phases] = {}
+
+
+def _polyphase(windows: list[np.ndarray], ph: _Phases, out: np.ndarray) -> None:
+    """Each phase's outputs as one matrix-vector product over a strided view of the windows
+    (no gathered copy of them): a few GIL-free calls per signal instead of a gather and a
+    product per chunk of outputs."""
+    left = resampling_padding(ph.w.shape[1] // 2)[0]
+    n_out = out.shape[1]
+    for c, win in enumerate(windows):
+        for r in range(min(ph.n, n_out)):
+            count = len(range(r, n_out, ph.n))
+            start = int(ph.first[r]) + left
+            view = win[start : start + (count - 1) * ph.m + 1 : ph.m]
+            out[c, r :: ph.n] = view @ ph.w[r]
 
 
 def resample(
