@@ -260,3 +260,17 @@ def test_normalize_of_a_nearly_constant_uint8_image_keeps_its_precision():
     got = host(C.normalize(ndd.batch([x], layout="HWC"), axes=[0, 1]))[0]
     want = host(C.normalize(ndd.batch([x.astype(np.float32)], layout="HWC"), axes=[0, 1]))[0]
     np.testing.assert_array_equal(got, want)
+
+
+def test_rgb_to_ycbcr_of_an_image_equals_the_general_path():
+    """uint8 HxWx3 images take a plane-wise path: the same float32 steps, so the same bytes as
+    the general path (here: the image as a one-frame sequence), grey pixels included."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 256, (37, 61, 3), dtype=np.uint8)
+    x[:10] = x[:10, :, :1]  # grey rows: chroma exactly 128
+    got = host(C.color_space_conversion(ndd.batch([x], layout="HWC"), image_type="rgb",
+                                        output_type="ycbcr"))[0]  # fmt: skip
+    seq = host(C.color_space_conversion(ndd.batch([x[None]], layout="FHWC"), image_type="rgb",
+                                        output_type="ycbcr"))[0][0]  # fmt: skip
+    np.testing.assert_array_equal(got, seq)
+    assert (got[:10, :, 1:] == 128).all()

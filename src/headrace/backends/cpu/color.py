@@ -143,6 +143,29 @@ def _rgb_to_ycbcr(rgb: tuple[np.ndarray, ...]) -> np.ndarray:
     return np.stack([y, cb, cr], axis=-1)
 
 
+def _rgb_image_to_ycbcr(x: np.ndarray) -> np.ndarray:
+    """:func:`_rgb_to_ycbcr` of a uint8 ``H x W x 3`` image, rounded to uint8: the same float32
+    steps in the same order (so the same values), on planes OpenCV splits and merges, with the
+    grey test on the uint8 planes and no temporary per step (~2x fewer passes)."""
+    planes = cv2.split(np.ascontiguousarray(x))
+    grey = (planes[0] == planes[1]) & (planes[0] == planes[2])
+    r, g, b = (p.astype(_F32) for p in planes)
+    tmp = np.empty_like(r)
+
+    def dot(coeffs: tuple[Any, Any, Any], offset: float) -> np.ndarray:
+        acc = np.multiply(r, coeffs[0])
+        acc += np.multiply(g, coeffs[1], out=tmp)
+        acc += np.multiply(b, coeffs[2], out=tmp)
+        acc += _F32(offset)
+        return acc
+
+    y, cb, cr = dot(Y601, 16), dot(CB601, 128), dot(CR601, 128)
+    np.copyto(cb, _F32(128), where=grey)
+    np.copyto(cr, _F32(128), where=grey)
+    u8 = np.dtype(np.uint8)
+    return cv2.merge([saturate(p, u8, overwrite=True) for p in (y, cb, cr)])  # type: ignore[no-any-return]
+
+
 def _ycbcr_to_rgb(y: np.ndarray, cb: np.ndarray, cr: np.ndarray) -> np.ndarray:
     ty = Y_INV * (y - _F32(16))
     tb = cb - _F32(128)
@@ -186,6 +209,8 @@ def color_space_conversion(x: np.ndarray, layout: str | None, *, src: str, dst: 
             return np.repeat(x, 3, axis=-1)
         y = saturate(x.astype(_F32) * Y_SUM + _F32(16), np.dtype(np.uint8), overwrite=True)
         return np.concatenate([y, np.full_like(y, 128), np.full_like(y, 128)], axis=-1)
+    if src == "RGB" and x.ndim == 3 and x.shape[2] == 3 and x.dtype == np.uint8 and x.size:
+        return _rgb_image_to_ycbcr(x)
     ch = [x[..., i].astype(_F32) for i in range(3)]
     if src == "RGB":
         out = _rgb_to_ycbcr(ch)
