@@ -407,12 +407,15 @@ def dense_slab(kc: KernelContext, plans: Sequence[Any]) -> np.ndarray | None:
     so ``Batch.torch()`` needs no stacking copy."""
     if kc.device.device_type != "cpu" or not plans:
         return None
-    for i in range(len(plans)):  # (planning a sample can fail: the error names the sample)
+    shape: Any = None
+    dtype: Any = None
+    for i in range(len(plans)):  # (up to the first disagreement: the rest stay lazy)
         try:
-            plans[i]
-        except Exception as e:
+            p = plans[i]
+        except Exception as e:  # planning a sample can fail: the error names the sample
             raise annotate(e, kc.name, i, kc.source(i)) from None
-    shape, dtype = plans[0].shape, plans[0].dtype
-    if dtype is None or any(p.shape != shape or p.dtype != dtype for p in plans):
-        return None
+        if i == 0:
+            shape, dtype = p.shape, p.dtype
+        if dtype is None or p.shape != shape or p.dtype != dtype:
+            return None
     return np.empty((len(plans), *shape), dtype)

@@ -354,12 +354,11 @@ def normalize_stacked(
     axes, ndim = kw["axes"], xs[0].ndim
     if not axes or sorted(axes) != list(range(ndim - len(axes), ndim)):  # trailing axes only
         return None
+    stacked_kw = {**kw, "axes": tuple(a + 1 for a in axes)}
     if np.dtype(kw["dtype"]) != _F32:
-        out = normalize(np.stack(xs), None, **{**kw, "axes": tuple(a + 1 for a in axes)})
+        out = normalize(np.stack(xs), None, **stacked_kw)
         return list(out), out
     out = np.empty((len(xs), *xs[0].shape), _F32)
-    stacked_kw = {**kw, "axes": tuple(a + 1 for a in axes)}
-
     dense = rows_of_one_array(xs)  # (a whole-batch kernel's output: one copy call per part)
 
     def part(rows: slice) -> None:  # (the parts run on the worker threads)

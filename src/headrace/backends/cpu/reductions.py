@@ -235,15 +235,13 @@ def _float_stat(
     if kind in ("std_dev", "variance"):
         kept = tuple(1 if d in axes else e for d, e in enumerate(x.shape))
         m = np.asarray(mean, dtype=f64)
+        m = m.reshape(kept) if m.size != 1 else m.reshape(())
         moments = channel_moments(x, axes) if x.dtype.kind in "iu" else None
         if moments is not None and n - ddof > 0:  # sum((x - m)^2) = n (var + (mu - m)^2)
             mu, v, _ = moments
-            var = (v + np.square(mu - (m.reshape(kept) if m.size != 1 else m.reshape(())))) * (
-                n / (n - ddof)
-            )
+            var = (v + np.square(mu - m)) * (n / (n - ddof))
             return np.sqrt(var) if kind == "std_dev" else var
-        d = broadcast_op(np.subtract, x, m.reshape(kept) if m.size != 1 else m.reshape(()),
-                         dtype=f64)  # fmt: skip
+        d = broadcast_op(np.subtract, x, m, dtype=f64)
         var = reduce_axes(np.add, np.square(d, out=d), axes) / f64(n - ddof)
         return np.sqrt(var) if kind == "std_dev" else var
     if kind == "mean":

@@ -46,11 +46,21 @@ def _resample_f32(
     padded = np.zeros((cols.shape[0], n_in + left + right), np.float32)
     padded[:, left : left + n_in] = cols
     windows = [sliding_window_view(p, 2 * lobes) for p in padded]
-    phases = _phases(in_rate, out_rate, lobes, n_out)
-    if phases is not None and lobes > _FEW_LOBES:
+    phases = _phases(in_rate, out_rate, lobes, n_out) if lobes > _FEW_LOBES else None
+    if phases is not None:
         _polyphase(windows, phases, out)
-        return out[0] if f.ndim == 1 else np.ascontiguousarray(out.T).reshape(n_out, *f.shape[1:])
-    for s, e, first, w in resampling_chunks(n_in, n_out, in_rate, out_rate, lobes):
+    else:
+        _chunked(windows, padded, out, n_in, in_rate, out_rate, lobes)
+    if f.ndim == 1:
+        return out[0]
+    return np.ascontiguousarray(out.T).reshape(n_out, *f.shape[1:])
+
+
+def _chunked(windows: list[np.ndarray], padded: np.ndarray, out: np.ndarray, n_in: int,
+             in_rate: float, out_rate: float, lobes: int) -> None:  # fmt: skip
+    """The outputs a chunk at a time, each from its gathered windows (or, with few lobes, one
+    gather per tap)."""
+    for s, e, first, w in resampling_chunks(n_in, out.shape[1], in_rate, out_rate, lobes):
         for c, win in enumerate(windows):
             if lobes > _FEW_LOBES:
                 np.einsum("ot,ot->o", win[first], w, out=out[c, s:e])
@@ -58,9 +68,6 @@ def _resample_f32(
                 acc = out[c, s:e]
                 for t in range(2 * lobes):
                     acc += w[:, t] * padded[c, first + t]
-    if f.ndim == 1:
-        return out[0]
-    return np.ascontiguousarray(out.T).reshape(n_out, *f.shape[1:])
 
 
 class _Phases(NamedTuple):
@@ -79,6 +86,9 @@ _MAX_PHASES = 16
 def _phases(in_rate: float, out_rate: float, lobes: int, n_out: int) -> _Phases | None:
     """The phases of a ratio whose period is short (2:1, 1:2, 3:2...), read off its filter bank
     and only where every period of the bank has the same first taps (shifted) and weights."""
+    key = (in_rate, out_rate, lobes)
+    if key in _PHASES:  # (a ratio whose periods differ is known too: None)
+        return _PHASES[key]
     ratio = Fraction(in_rate) / Fraction(out_rate)
     m, n = ratio.numerator, ratio.denominator
     if n > _MAX_PHASES:
@@ -86,23 +96,21 @@ def _phases(in_rate: float, out_rate: float, lobes: int, n_out: int) -> _Phases 
     bank = filter_bank(in_rate, out_rate, lobes, n_out)
     if bank is None or bank.rows % n or bank.step * n != bank.rows * m:
         return None
-    key = (in_rate, out_rate, lobes)
-    hit = _PHASES.get(key)
-    if hit is not None:
-        return hit
     first, w = bank.first.reshape(-1, n), bank.weights.reshape(-1, n, bank.weights.shape[1])
     shift = np.arange(first.shape[0])[:, None] * m
-    if not (np.array_equal(first - shift, np.broadcast_to(first[0], first.shape))
-            and (w == w[0]).all()):  # fmt: skip
-        return None
-    phases = _Phases(n, m, first[0].copy(), np.ascontiguousarray(w[0]))
+    same = np.array_equal(first - shift, np.broadcast_to(first[0], first.shape))
+    phases = (
+        _Phases(n, m, first[0].copy(), np.ascontiguousarray(w[0]))
+        if same and (w == w[0]).all()
+        else None
+    )
     if len(_PHASES) >= 64:
         _PHASES.clear()
     _PHASES[key] = phases
     return phases
 
 
-_PHASES: dict[tuple[float, float, int], _Phases] = {}
+_PHASES: dict[tuple[float, float, int], _Phases | None] = {}
 
 
 def _polyphase(windows: list[np.ndarray], ph: _Phases, out: np.ndarray) -> None:
