@@ -28,6 +28,7 @@ sample when ``skip``, else raising that sample's error). The base class turns it
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -54,6 +55,7 @@ from headrace._exec.producer import END, Emit, Producer
 from headrace.capture._entry import INVALID_READER, mode_name, reader_loop
 from headrace.capture._workers import WorkerRequest
 from headrace.readers import _sharding as sh
+from headrace.readers._read_ahead import ReadAhead, Upcoming
 
 STATE_VERSION = 2  # 2: the data set's fingerprint and the last-batch mode are stored
 _MASK64 = (1 << 64) - 1
@@ -269,12 +271,43 @@ class _Cursor:
             if ended or len(out) >= n:
                 return out, (self.epoch, 0), ended
 
+    def upcoming(self, batch_size: int, through: bool) -> Upcoming:
+        """``upcoming(n)``: the batches this cursor will hand out next, about ``n`` samples in
+        all, taken from a copy of it (this cursor stays where it is)."""
 
-def _group_reader(dataset: Dataset, skip: bool) -> Callable[[list[int]], list[Any]]:
+        def upcoming(n: int) -> list[list[int]]:
+            ahead = copy.copy(self)
+            groups: list[list[int]] = []
+            while n > 0:
+                group, _, ended = ahead.take(batch_size, through)
+                if group:
+                    groups.append(group)
+                    n -= len(group)
+                if ended:
+                    break
+            return groups
+
+        return upcoming
+
+
+def _group_reader(
+    dataset: Dataset,
+    skip: bool,
+    cursor: _Cursor | None = None,
+    batch_size: int = 0,
+    through: bool = False,
+    total: int | None = None,
+) -> Callable[[list[int]], list[Any]]:
     """``read(indices)``: the samples' arrays, in order, ``None`` for an unreadable sample when
-    ``skip`` (else its error is raised). Uses the dataset's ``read_batch`` when it has one."""
+    ``skip`` (else its error is raised). Uses the dataset's ``read_batch`` when it has one, and
+    its ``read_groups`` (with the batches that follow, on ``cursor``, up to ``total`` samples)
+    when it has that too."""
     read_batch = getattr(dataset, "read_batch", None)
     if read_batch is not None:
+        read_groups = getattr(dataset, "read_groups", None)
+        if read_groups is not None and cursor is not None and batch_size:
+            upcoming = cursor.upcoming(batch_size, through)
+            return ReadAhead(read_groups, read_batch, skip, upcoming, total=total)
         return partial(read_batch, skip=skip)
     read, errors = dataset.read, dataset.read_errors
 
@@ -345,8 +378,8 @@ def _produce(
         samples, indices, skipped = [], [], 0
         return ok
 
-    read = _group_reader(dataset, skip)
     cursor = _Cursor(plan, start[0], start[1], last_batch == "pad")
+    read = _group_reader(dataset, skip, cursor, batch_size, False)
     try:
         while True:
             group, position, ended = cursor.take(batch_size - len(samples), False)
@@ -397,8 +430,8 @@ def _produce_stream(
     limit = max(plan.size, 1)
     if batches <= 0:
         return
-    read = _group_reader(dataset, skip)
     cursor = _Cursor(plan, start[0], start[1], False)
+    read = _group_reader(dataset, skip, cursor, batch_size, True, batches * batch_size)
     while True:
         # never more than the consecutive failures left before giving up (see below)
         group, after, ended = cursor.take(min(batch_size - len(samples), limit - run), True)

@@ -2,14 +2,17 @@
 
 Records are found through index files (the reference's ``offset size`` format; built and cached
 on first use when not given, see :mod:`headrace.readers.tfrecord_index`), read from a memory map
-of each file (or with positional reads), checked (both CRCs, the index's size), parsed with
-``protobuf`` and turned into one array per feature of ``features`` (see
-:mod:`headrace.tfrecord`). Needs the ``tfrecord`` extra (``pip install headrace[tfrecord]``).
+of each file (or with positional reads), checked (both CRCs, the index's size) and turned into
+one array per feature of ``features`` (see :mod:`headrace.tfrecord`): several batches at once
+by one numpy walk of their wire format (:mod:`headrace.readers.tfrecord_scan`), or, for records
+that walk does not take and to report problems, record by record with ``protobuf``. Needs the
+``tfrecord`` extra (``pip install headrace[tfrecord]``).
 """
 
 from __future__ import annotations
 
 import array
+import itertools
 import mmap
 import operator
 import os
@@ -42,6 +45,7 @@ from headrace.readers.tfrecord_index import (
     load_or_build_index,
     read_index,
 )
+from headrace.readers.tfrecord_scan import PAD, ExampleBatch
 from headrace.tfrecord import Feature
 from headrace.tfrecord import float32 as tf_float32
 from headrace.tfrecord import int64 as tf_int64
@@ -56,6 +60,10 @@ _HEAD_CRC_CACHE = 1 << 16  # lengths whose header CRC (and field framing) is rem
 _JOIN_MAX = 1 << 26  # records of a batch parsed in one call when their bytes total at most this
 _JOIN_MEAN = 1 << 14  # ... and average at most this (larger records: joining them costs a copy
 # that outweighs one protobuf call per record, e.g. 18.5 vs 11 us per 100 KiB record)
+_WALK_MIN = 128  # batches at least this large are read by one numpy walk (see read_groups)
+_READ_BYTES = 1 << 25  # batches read together (read_groups) hold at most this many bytes
+_HEAD_BYTES = np.arange(12)  # a record's length and its CRC
+_CRC_BYTES = np.arange(4)
 _WHAT = "readers.TFRecord"
 _HEAD = struct.Struct("<QI")  # length, masked CRC of the length
 _U32 = struct.Struct("<I")
@@ -159,7 +167,13 @@ class _TFRecordDataset:
         self.offsets = array.array("q", offsets.astype(np.int64).tobytes())
         self.sizes = array.array("q", sizes.astype(np.int64).tobytes())
         self.first_record = [int(v) for v in first_record]  # dataset index of each record 0
+        self._where_np = (
+            file_ids.astype(np.int32),
+            offsets.astype(np.int64),
+            sizes.astype(np.int64),
+        )
         self._prefix = [f"{p} (record " for p in paths]
+        self.features = list(features.items())
         self.extractors = [batch_extractor(name, f) for name, f in features.items()]
         self.warn_skips = warn_skips
         self._crc = crc32c_module().value
@@ -229,8 +243,7 @@ class _TFRecordDataset:
                 continue
             length, length_crc = _HEAD.unpack_from(view, base)
             if head_crcs.get(length) != length_crc:  # the header's CRC depends on the length only
-                c = crc(u8[base : base + 8])
-                if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != length_crc:
+                if _masked(crc(u8[base : base + 8])) != length_crc:
                     out.append(("corrupt record header (length CRC mismatch)", TFRecordError, None))
                     continue
                 if len(head_crcs) < _HEAD_CRC_CACHE:
@@ -249,9 +262,8 @@ class _TFRecordDataset:
             checked.append(len(out))
             out.append(view[start:end])
         if checked:
-            c = np.array(computed, np.uint64)
-            masked = (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-            for j in np.flatnonzero(masked != np.array(stored, np.uint64)).tolist():
+            masked = _masked(np.array(computed, np.int64))
+            for j in np.flatnonzero(masked != np.array(stored, np.int64)).tolist():
                 out[checked[j]] = ("corrupt record data (data CRC mismatch)", TFRecordError, None)
         return out
 
@@ -260,6 +272,10 @@ class _TFRecordDataset:
         every feature is extracted for all records at once. A bad record raises its error
         naming the file and offset (the first bad one, in order), or is ``None`` with ``skip``.
         """
+        if len(indices) >= _WALK_MIN:
+            rows = self.read_groups([indices])
+            if rows is not None:
+                return rows[0]
         data = self._records(indices)
         fmaps = self._parse_together([d for d in data if type(d) is not tuple])
         if fmaps is None:  # one by one, to find the records that are not Examples
@@ -295,6 +311,111 @@ class _TFRecordDataset:
             out.append(None)
         return out
 
+    def read_groups(self, groups: list[list[int]]) -> list[list[tuple[np.ndarray, ...]]] | None:
+        """The records of several batches read together, or ``None`` if one of them needs the
+        record-by-record path (:meth:`read_batch`, which says what is wrong with it).
+
+        The records are copied from the maps into one buffer, their framing and CRCs checked
+        with a few numpy calls for all of them, and their features taken by one walk of the
+        buffer (:mod:`~headrace.readers.tfrecord_scan`; a feature it cannot take comes from
+        protobuf). Byte-string features are views of that buffer. Groups past ``_READ_BYTES``
+        bytes (all but the first) are left out of the result.
+        """
+        indices = list(itertools.chain.from_iterable(groups))
+        n = len(indices)
+        if n < 2:
+            return None
+        at = np.fromiter(indices, np.int64, n)
+        fids, offsets, sizes = (a[at] for a in self._where_np)
+        bytes_read = sizes.cumsum()
+        if bytes_read[-1] > _READ_BYTES and len(groups) > 1:  # fewer groups, within the bound
+            ends = np.cumsum([len(g) for g in groups])
+            keep = max(1, int(np.searchsorted(bytes_read[ends - 1], _READ_BYTES, "right")))
+            groups, n = groups[:keep], int(ends[keep - 1])
+            at, fids, offsets, sizes = at[:n], fids[:n], offsets[:n], sizes[:n]
+        files = {fid: self.files.get(fid) for fid in np.unique(fids).tolist()}
+        limit = np.zeros(max(files) + 1, np.int64)
+        limit[list(files)] = [f.size for f in files.values()]
+        if np.count_nonzero(offsets + sizes > limit[fids]):
+            return None  # (a truncated file: read_batch names the record)
+        views = {fid: f.view if f.view is not None else _Pread(f.fd) for fid, f in files.items()}
+        try:
+            parts = [
+                views[f][a:b]
+                for f, a, b in zip(fids.tolist(), offsets.tolist(), (offsets + sizes).tolist())
+            ]
+        except OSError:  # read_batch says what went wrong
+            return None
+        buf = np.frombuffer(b"".join([*parts, bytes(PAD)]), np.uint8)
+        del parts
+        ends = sizes.cumsum()
+        if len(buf) != ends[-1] + PAD:  # a short positional read: the file shrank
+            return None
+        starts = ends - sizes
+        if not self._framing_ok(buf, starts, ends):
+            return None
+        columns = self._walk(buf, starts + HEADER, ends - 4)
+        if columns is None:
+            return None
+        rows = list(zip(*columns))
+        out, k = [], 0
+        for g in groups:
+            out.append(rows[k : k + len(g)])
+            k += len(g)
+        return out  # type: ignore[return-value]
+
+    def _framing_ok(self, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bool:
+        """Whether every record's length agrees with the index and both its CRCs match."""
+        head = buf[starts[:, None] + _HEAD_BYTES]
+        lengths = head[:, :8].copy().view("<u8").ravel().astype(np.int64)
+        length_crcs = head[:, 8:].copy().view("<u4").ravel()
+        if np.count_nonzero(lengths + FRAMING != ends - starts):
+            return False
+        head_crcs = self._head_crcs
+        known = np.fromiter(map(head_crcs.get, lengths.tolist(), itertools.repeat(-1)), np.int64)
+        for j in (known != length_crcs).nonzero()[0].tolist():  # lengths not seen yet
+            if _masked(self._crc(head[j, :8])) != length_crcs[j]:
+                return False
+            if len(head_crcs) < _HEAD_CRC_CACHE:
+                head_crcs[int(lengths[j])] = int(length_crcs[j])
+        data_ends = ends - 4
+        stored = buf[data_ends[:, None] + _CRC_BYTES].copy().view("<u4").ravel()
+        crc = self._crc
+        computed = np.fromiter(
+            map(crc, [buf[a:b] for a, b in zip((starts + HEADER).tolist(), data_ends.tolist())]),
+            np.int64,
+            len(starts),
+        )
+        return not np.count_nonzero(_masked(computed) != stored)
+
+    def _walk(
+        self, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> list[list[Any]] | None:
+        """Every feature of the records ``buf[starts[i]:ends[i]]``, or ``None`` when one of
+        them needs the record-by-record path (not an ``Example``, or a feature with a problem
+        to report)."""
+        scan = ExampleBatch.walk(buf, starts, ends)
+        if scan is None:
+            return None
+        columns: list[list[Any]] = []
+        fmaps: list[Any] | None = None
+        for (name, f), extract in zip(self.features, self.extractors):
+            column = scan.extract(name, f)
+            if column is None:
+                if fmaps is None:
+                    records = [memoryview(buf[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+                    fmaps = self._parse_together(records)
+                    if fmaps is None:
+                        try:
+                            fmaps = [self._parse(r).features.feature for r in records]
+                        except Exception:  # protobuf's DecodeError: read_batch names the record
+                            return None
+                column = extract(fmaps)
+                if str in map(type, column):
+                    return None
+            columns.append(column)
+        return columns
+
     def read(self, index: int) -> tuple[np.ndarray, ...]:
         return self.read_batch([index], False)[0]  # type: ignore[return-value]
 
@@ -321,6 +442,11 @@ class _TFRecordDataset:
         return list(map(_FEATURE_MAP, examples))
 
 
+def _masked(crc: Any) -> Any:
+    """TFRecord's masked CRC of a CRC-32C (ints or int64 arrays)."""
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
 def _field_head(n: int) -> bytes:
     """The tag (field 1, length-delimited) and the varint length ``n`` that frame a field."""
     out = bytearray(b"\x0a")
@@ -329,6 +455,19 @@ def _field_head(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+class _Pread:
+    """``_Pread(fd)[a:b]``: bytes ``a`` to ``b`` of a file read with one positional read (the
+    slicing of a map, for files read without one)."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __getitem__(self, span: slice) -> bytes:
+        return os.pread(self.fd, span.stop - span.start, span.start)
 
 
 @dataclass(frozen=True)
@@ -405,7 +544,11 @@ class TFRecord(Reader):
     Each step yields a ``dict`` from feature name to a :class:`Tensor` (sample mode) or a
     :class:`Batch` (``batch_size`` given), in the order of ``features``: ``int64`` features as
     int64, ``float32`` as float32, ``string`` features as the bytes (1-D uint8, read-only) of
-    the string.
+    the string (a view of a buffer shared by the records read together; copy it to keep one
+    alone for long).
+    Records are read several batches at a time (up to 512 records and 32 MiB), so that one
+    numpy walk of their wire format takes every feature of all of them; the records, their
+    order, errors and the reader's position are those of reading one batch at a time.
     Records are numbered across the files in the order given; sharding and shuffling work on
     those numbers.
 
