@@ -64,6 +64,8 @@ class ReadAhead:
         self._left = total  # samples the producer will still ask for (None: unknown)
 
     def __call__(self, group: list[int]) -> list[Any]:
+        if self._left is not None:
+            self._left -= len(group)
         ahead = self._ahead
         if ahead:
             expected, rows = ahead.popleft()
@@ -72,7 +74,6 @@ class ReadAhead:
             ahead.clear()
         wanted = self._samples - len(group)
         if self._left is not None:
-            self._left -= len(group)
             wanted = min(wanted, self._left)
         if self._pause:
             self._pause -= 1

@@ -333,13 +333,13 @@ class _TFRecordDataset:
             keep = max(1, int(np.searchsorted(bytes_read[ends - 1], _READ_BYTES, "right")))
             groups, n = groups[:keep], int(ends[keep - 1])
             at, fids, offsets, sizes = at[:n], fids[:n], offsets[:n], sizes[:n]
-        files = {fid: self.files.get(fid) for fid in np.unique(fids).tolist()}
-        limit = np.zeros(max(files) + 1, np.int64)
-        limit[list(files)] = [f.size for f in files.values()]
-        if np.count_nonzero(offsets + sizes > limit[fids]):
-            return None  # (a truncated file: read_batch names the record)
-        views = {fid: f.view if f.view is not None else _Pread(f.fd) for fid, f in files.items()}
         try:
+            files = {fid: self.files.get(fid) for fid in np.unique(fids).tolist()}
+            limit = np.zeros(max(files) + 1, np.int64)
+            limit[list(files)] = [f.size for f in files.values()]
+            if np.count_nonzero(offsets + sizes > limit[fids]):
+                return None  # (a truncated file: read_batch names the record)
+            views = {k: f.view if f.view is not None else _Pread(f.fd) for k, f in files.items()}
             parts = [
                 views[f][a:b]
                 for f, a, b in zip(fids.tolist(), offsets.tolist(), (offsets + sizes).tolist())
