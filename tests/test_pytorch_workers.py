@@ -273,3 +273,44 @@ def test_bench_with_workers_and_result_line(folder: Path, capsys: pytest.Capture
         result = next(ln.split() for ln in lines if ln.startswith("RESULT"))
         assert result[:3] == ["RESULT", "ceiling-t2", pipeline] and float(result[3]) > 0
     _no_leftovers()
+
+
+def _decode_named(batch: dict[str, Any]) -> tuple[Any, Any]:
+    """A per-batch function for a reader with named outputs (module level: picklable)."""
+    return ndd.resize(ndd.decoders.image(batch["img"]), size=(8, 8)), batch["label"]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_readers_with_named_outputs_pass_their_dict(tmp_path: Path, workers: int) -> None:
+    """readers.TFRecord yields a dict of name -> Batch: the function gets that dict (it used to
+    be unpacked as keys), in the parent and in the workers alike; without a function the loader
+    yields the dict."""
+    pytest.importorskip("google.protobuf")
+    import cv2
+
+    import headrace.tfrecord as tfrec
+    from tests._helpers.tfrecord_data import write_tfrecord
+
+    path = tmp_path / "named.tfrecord"
+    images = [np.full((12, 10, 3), 20 * r, np.uint8) for r in range(10)]
+    write_tfrecord(path, [
+        {"img": cv2.imencode(".png", im)[1].tobytes(), "label": r} for r, im in enumerate(images)
+    ])  # fmt: skip
+    features = {
+        "img": tfrec.FixedLenFeature((), tfrec.string, ""),
+        "label": tfrec.FixedLenFeature([1], tfrec.int64, -1),
+    }
+    reader = ndd.readers.TFRecord(path=path, features=features, random_shuffle=True, seed=2)
+    got = []
+    with Loader(reader, _decode_named, batch_size=4, num_workers=workers) as loader:
+        for imgs, labels in loader:
+            assert imgs.shape[1:] == (8, 8, 3)
+            for im, lab in zip(imgs, labels.flatten().tolist()):
+                assert int(im[0, 0, 0]) == 20 * lab  # each image with its own label
+                got.append(lab)
+    assert sorted(got) == list(range(10))
+    labels_only = {"label": features["label"]}
+    plain = ndd.readers.TFRecord(path=path, features=labels_only, random_shuffle=True, seed=2)
+    with Loader(plain, batch_size=4, num_workers=workers) as loader:
+        first = next(iter(loader))
+    assert set(first) == {"label"} and first["label"].flatten().tolist() == got[:4]

@@ -60,8 +60,9 @@ def epoch_plan(
     reader: Any, batch_size: int, mode: str | None, track: bool
 ) -> Iterator[tuple[tuple[Any, ...], Any]]:
     """One epoch of the reader as ``(payload, state)`` pairs: the payload is
-    ``("index", indices, sources)`` or ``("samples", columns, sources)`` (one
-    ``(dtype, layout, arrays)`` per output); the state is the
+    ``("index", indices, sources, names)`` or ``("samples", columns, sources, names)`` (one
+    ``(dtype, layout, arrays)`` per output; ``names``: the keys of a reader that yields a dict,
+    else ``None``); the state is the
     reader's state after the batch (``None`` unless ``track``)."""
     extra = {} if mode is None else {"last_batch": mode}
     index_only = reads_in_workers(reader)
@@ -78,18 +79,36 @@ def epoch_plan(
         items = gen
     try:
         for outputs in items:
+            names = tuple(outputs) if isinstance(outputs, dict) else None
+            if names is not None:
+                outputs = tuple(outputs.values())
             b = outputs[0]
             sources = list(b._sources) if getattr(b, "_sources", None) is not None else None
             if index_only:
                 payload: tuple[Any, ...] = (
-                    "index", [int(s[0]) for s in b._samples], sources
+                    "index", [int(s[0]) for s in b._samples], sources, names
                 )  # fmt: skip
             else:
                 columns = [(o.dtype, o.layout, [np.asarray(t) for t in o.tensors]) for o in outputs]
-                payload = ("samples", columns, sources)
+                payload = ("samples", columns, sources, names)
             yield payload, reader.get_state() if track else None
     finally:
         gen.close()
+
+
+def call_fn(fn: Any, outputs: Any) -> Any:
+    """The loader's per-batch function applied to one batch of reader outputs:
+    ``fn(*outputs)`` for a tuple, ``fn(outputs)`` for a dict (readers with named outputs, such
+    as ``readers.TFRecord``); the outputs themselves when there is no function.
+
+    Examples
+    --------
+    >>> call_fn(lambda a, b: a + b, (1, 2)), call_fn(lambda d: d["x"], {"x": 3})
+    (3, 3)
+    """
+    if fn is None:
+        return outputs
+    return fn(outputs) if isinstance(outputs, dict) else fn(*outputs)
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
@@ -97,4 +116,4 @@ def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
     yield from rest
 
 
-__all__ = ["WORKER_READ", "epoch_plan", "reads_in_workers"]
+__all__ = ["WORKER_READ", "call_fn", "epoch_plan", "reads_in_workers"]

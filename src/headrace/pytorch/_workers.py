@@ -29,7 +29,7 @@ from headrace._exec import shm as _shm
 from headrace._exec.workers import error_payload, rebuild_error, stop_workers, worker_setup
 from headrace._rng import RNG, get_default_rng
 from headrace.pytorch import _transfer
-from headrace.pytorch._plan import epoch_plan, reads_in_workers
+from headrace.pytorch._plan import call_fn, epoch_plan, reads_in_workers
 from headrace.pytorch._rng_schedule import DEFAULT, Schedule, ScheduleError
 
 SLOTS_PER_WORKER = 2
@@ -54,10 +54,6 @@ def _wrap(columns: list[Any], sources: list[Any] | None) -> tuple[Any, ...]:
         b._step = step
         out.append(b)
     return tuple(out)
-
-
-def _call(fn: Any, batches: tuple[Any, ...]) -> Any:
-    return fn(*batches) if fn is not None else batches
 
 
 def worker_main(
@@ -98,7 +94,7 @@ def worker_main(
                 _, states, default_state = msg
                 sched.anchor(states, default_state)
                 continue
-            _, step, slot, (how, data, sources) = msg
+            _, step, slot, (how, data, sources, names) = msg
             try:
                 if cpu is None:
                     import torch
@@ -106,7 +102,8 @@ def worker_main(
                     cpu = torch.device("cpu")
                 columns = _columns_from_index(dataset, outputs, data) if how == "index" else data
                 batches = _wrap(columns, sources)
-                call: Callable[[], Any] = partial(_call, fn, batches)
+                named = batches if names is None else dict(zip(names, batches))
+                call: Callable[[], Any] = partial(call_fn, fn, named)
                 new_periods = None
                 if not probed:
                     sched.probe(call)

@@ -34,6 +34,7 @@ from typing import Any
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace._exec.workers import default_num_workers
 from headrace._exec.workers import usable_cpus as _usable_cpus
+from headrace.pytorch._plan import call_fn
 from headrace.pytorch._transfer import to_torch
 
 
@@ -90,8 +91,10 @@ class Loader:
         Created once (e.g. ``ndd.readers.File(file_root=..., random_shuffle=True)``); each
         iteration of the loader is one ``reader.next_epoch(batch_size)``.
     fn : callable, optional
-        Called as ``fn(*reader_outputs)`` for each batch; returns what the loader yields (a
-        ``Batch``, or a tuple/list/dict of them). Default: the reader's outputs unchanged.
+        Called as ``fn(*reader_outputs)`` for each batch (``fn(outputs)`` for a reader that
+        yields a dict of named outputs, such as ``readers.TFRecord``); returns what the loader
+        yields (a ``Batch``, or a tuple/list/dict of them). Default: the reader's outputs
+        unchanged.
     batch_size : int, optional
         Samples per batch (default: the reader's ``max_batch_size``).
     device : str or torch.device
@@ -263,7 +266,7 @@ class Loader:
         track = bool(getattr(self.reader, "_checkpointing", False))
         extra = {} if self.last_batch is None else {"last_batch": self.last_batch}
         for outputs in self.reader.next_epoch(batch_size=self.batch_size, **extra):
-            result = self.fn(*outputs) if self.fn is not None else outputs
+            result = call_fn(self.fn, outputs)
             state = self.reader.get_state() if track else None
             pending.append((result, state))
             if len(pending) > self.prefetch:
