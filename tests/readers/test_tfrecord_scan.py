@@ -123,6 +123,25 @@ ODD_RECORDS = {
     "two kinds": _field(
         1, entry(b"label", _field(2, _field(1, b"\0\0\0\0")) + _field(3, _field(1, b"\x07")))
     ),
+    # an entry length near 2**63 (entry start + length wraps around int64)
+    "huge length": _field(
+        1, LABEL + b"\x0a" + _varint(2**63 - 1) + b"\x0a\x01x\x12" + _varint(2**63 - 14)
+        + b"\x1a" + _varint(2**63 - 24)
+    ),
+    # a key running past its entry, negative value / list lengths pointing back to its end
+    "negative lengths": _field(
+        1, LABEL + b"\x0a\x04\x0a\x0dab"
+        + entry(b"z", _field(1, _field(1, b"\x12" + _varint(-22) + b"\x1a" + _varint(-33))))
+    ),
+    # a feature nobody asks for whose BytesList holds a cut item
+    "corrupt unrequested": _field(1, LABEL + entry(b"junk", _field(1, b"\x0a\x05ab"))),
+    # ... and one whose Int64List ends inside a varint
+    "cut varint unrequested": _field(1, LABEL + entry(b"junk", _field(3, _field(1, b"\x81")))),
+    # negative int64 (10-byte varints) and several byte strings in an unrequested feature
+    "negative and many": _field(
+        1, entry(b"label", _field(3, _field(1, _varint(-5) + _varint(2**40))))
+        + entry(b"names", _field(1, _field(1, b"a") + _field(1, b"") + _field(1, b"bc")))
+    ),
 }  # fmt: skip
 
 
@@ -131,7 +150,7 @@ def test_records_outside_the_plain_layout_read_as_with_protobuf(tmp_path: Path, 
     """Each odd record, among plain ones, reads as protobuf reads it (a value or an error),
     in a batch read ahead as in a batch alone."""
     plain = encode_example({"label": 3})
-    records = [plain] * 5 + [ODD_RECORDS[odd]] + [plain] * 6
+    records = [plain] * 5 + [ODD_RECORDS[odd]] + [plain] * 300
     p = tmp_path / "odd.tfrecord"
     write_tfrecord(p, records)
     features = {"label": SPECS["var int"]}
@@ -140,16 +159,57 @@ def test_records_outside_the_plain_layout_read_as_with_protobuf(tmp_path: Path, 
     except Exception:  # protobuf's DecodeError
         expected = None
     if expected is None:
-        with pytest.raises(TFRecordError, match="record 5 at byte offset"):
-            list(TFRecord(path=p, features=features).next_epoch(batch_size=4))
+        for batch_size in (1, 4, 150):
+            with pytest.raises(TFRecordError, match="record 5 at byte offset"):
+                list(TFRecord(path=p, features=features).next_epoch(batch_size=batch_size))
+        skipping = TFRecord(path=p, features=features, on_error="skip")
+        with pytest.warns(UserWarning, match="record 5"):
+            assert len(labels_of(skipping, 150, last_batch="partial")) == len(records) - 1
         return
-    for batch_size in (2, 12):
+    for batch_size in (2, 12, 150):
+        reader = TFRecord(path=p, features=features)
         got = [
             np.asarray(t)
-            for step in TFRecord(path=p, features=features).next_epoch(batch_size=batch_size)
+            for step in reader.next_epoch(batch_size, last_batch="partial")
             for t in step["label"].tensors
         ]
         assert_same(got, expected)
+
+
+def test_the_walk_never_raises_on_garbage() -> None:
+    """Random bytes and random cuts and flips of real records: the walk declines or gives
+    protobuf's values, and never raises."""
+    rng = np.random.default_rng(0)
+    base = [encode_example({"label": int(v), "box": [0.5, 1.5], "img": b"x" * int(v)})
+            for v in rng.integers(0, 300, 8)]  # fmt: skip
+    spec = SPECS["fixed int [1]"]
+    for _ in range(300):
+        records = []
+        for r in base:
+            b = bytearray(r)
+            for _ in range(int(rng.integers(0, 3))):
+                b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+            if rng.random() < 0.2:
+                b = b[: int(rng.integers(1, len(b) + 1))]
+            records.append(bytes(b) or b"\x00")
+        scan = ExampleBatch.of(records)
+        fast = None if scan is None else scan.extract("label", spec)
+        if fast is not None:
+            assert_same(fast, protobuf_columns(records, "label", spec))  # type: ignore[arg-type]
+
+
+def test_batches_spanning_more_files_than_stay_open(tmp_path: Path) -> None:
+    """A batch of shuffled records from 70 files (more than the 64 kept open): every record
+    reads, the earlier files are not closed under it."""
+    paths = [tmp_path / f"{k:02d}.tfrecord" for k in range(70)]
+    for k, p in enumerate(paths):
+        write_tfrecord(p, [{"label": 10 * k + r, "img": b"q" * r} for r in range(3)])
+    features = {"label": SPECS["fixed int [1]"], "img": SPECS["string"]}
+    for mmap in (True, False):
+        r = TFRecord(path=paths, features=features, random_shuffle=True, seed=4,
+                     dont_use_mmap=not mmap)  # fmt: skip
+        got = labels_of(r, 210, last_batch="partial")
+        assert sorted(got) == sorted(10 * k + j for k in range(70) for j in range(3))
 
 
 def labels_of(reader: TFRecord, batch_size: int, **kw: Any) -> list[int]:

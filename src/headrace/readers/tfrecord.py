@@ -111,7 +111,8 @@ class _OpenFile:
 
 
 class _Files:
-    """Open files (at most ``_MAX_OPEN_FILES``; the least recently used is closed first)."""
+    """Open files (at most ``_MAX_OPEN_FILES`` kept; the least recently used is dropped first,
+    and closes once no read holds it)."""
 
     def __init__(self, paths: list[str], use_mmap: bool) -> None:
         self.paths = paths
@@ -131,10 +132,11 @@ class _Files:
             else:
                 entry = self._open[fid] = _OpenFile(self.paths[fid], self.use_mmap)
                 while len(self._open) > _MAX_OPEN_FILES:
+                    # dropped, not closed: a read in progress may still hold it (a batch can
+                    # span more files than this); it closes when the last holder lets go
                     _, old = self._open.popitem(last=False)
                     if self._last[1] is old:
                         self._last = (-1, None)
-                    old.close()
             self._last = (fid, entry)
             return entry
 
@@ -394,13 +396,16 @@ class _TFRecordDataset:
         """Every feature of the records ``buf[starts[i]:ends[i]]``, or ``None`` when one of
         them needs the record-by-record path (not an ``Example``, or a feature with a problem
         to report)."""
-        scan = ExampleBatch.walk(buf, starts, ends)
-        if scan is None:
+        try:
+            scan = ExampleBatch.walk(buf, starts, ends)
+            walked = [scan.extract(name, f) for name, f in self.features] if scan else None
+        except (IndexError, ValueError):  # (a layout the checks missed: protobuf says)
+            return None
+        if walked is None:
             return None
         columns: list[list[Any]] = []
         fmaps: list[Any] | None = None
-        for (name, f), extract in zip(self.features, self.extractors):
-            column = scan.extract(name, f)
+        for column, extract in zip(walked, self.extractors):
             if column is None:
                 if fmaps is None:
                     records = [memoryview(buf[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]

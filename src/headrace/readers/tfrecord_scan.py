@@ -11,10 +11,10 @@ It is a fast path, not a second parser: it takes the layout protobuf writes (``E
 ``Int64List`` whose values are one packed field, or one byte string for a string feature)
 and returns ``None`` for anything else — another field order, unknown fields, unpacked
 numbers, a missing feature, a count that does not fit, a non-ASCII key — so that the caller
-parses that batch with protobuf and gives its usual results and messages. Like TensorFlow's own
-fast ``Example`` parser, it checks the framing of every map entry but does not look inside the
-features that were not asked for. The reader's tests compare it with protobuf on generated
-records.
+parses that batch with protobuf and gives its usual results and messages. Every feature's list is
+checked, requested or not (numbers: whole varints / 4-byte floats; byte strings: items that tile
+the list), so a record protobuf refuses is never taken. The reader's tests compare it with
+protobuf on generated records.
 
 Examples
 --------
@@ -52,6 +52,7 @@ _KINDS = np.zeros(256, bool)  # the tags of Feature's three list fields
 _KINDS[[0x0A, 0x12, 0x1A]] = True
 _TAGS = {tf_string: 0x0A, tf_float32: 0x12, tf_int64: 0x1A}  # Feature's field of each type
 _MAX_KEY = 0x80  # keys of one length byte (longer: the batch goes to protobuf)
+_MAX_ITEMS = 64  # byte strings per list (more: the batch goes to protobuf)
 
 
 def _varints(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -123,7 +124,8 @@ class ExampleBatch:
         if got is None:
             return None
         length, at = got
-        if np.count_nonzero((buf[starts] != 0x0A) | (at + length != ends) | (at == ends)):
+        bad = (buf[starts] != 0x0A) | (length < 0) | (at + length != ends) | (at == ends)
+        if np.count_nonzero(bad):
             return None
         steps = []
         rows = np.arange(n)
@@ -135,9 +137,10 @@ class ExampleBatch:
             entry_end = step[-1]
             at[rows] = entry_end
             rows = rows[entry_end < ends[rows]]
-        if len(steps) == 1:
-            return cls(buf, n, steps[0])
-        return cls(buf, n, tuple(map(np.concatenate, zip(*steps))))
+        entries = steps[0] if len(steps) == 1 else tuple(map(np.concatenate, zip(*steps)))
+        if not _lists_ok(buf, entries[3], entries[4], entries[5]):
+            return None
+        return cls(buf, n, entries)
 
     def _spans(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``(kind, list start, list end)`` of the feature in every record, or ``None`` if a
@@ -169,7 +172,7 @@ class ExampleBatch:
         if got is None:
             return None
         length, first = got
-        bad = (kind != _TAGS[f.type]) | (start == end) | (buf[start] != 0x0A)
+        bad = (kind != _TAGS[f.type]) | (start == end) | (buf[start] != 0x0A) | (length < 0)
         if np.count_nonzero(bad | (first + length != end)):
             return None  # values of another type, none, or not packed (protobuf says which)
         if f.type == tf_float32:
@@ -206,15 +209,17 @@ def _entry(buf: np.ndarray, at: np.ndarray, ends: np.ndarray) -> tuple[np.ndarra
         return None
     list_len, list_start = got
     empty = value_len == 0  # a Feature without values
+    # (lengths are compared with what is left, never added: a length near 2**63 would wrap)
     bad = (
         (buf[at] != 0x0A)  # entry: field 1 of Features, length-delimited
-        | (entry_end > ends)
+        | (length < 4)
+        | (length > ends - key_tag)
         | (buf[key_tag] != 0x0A)  # key: field 1, one length byte
         | (key_len >= _MAX_KEY)
         | (buf[value_tag] != 0x12)  # value: field 2, up to the entry's end
+        | (value_len < 0)
         | (feature + value_len != entry_end)
-        | (length < 4)
-        | ~(empty | (_KINDS[tag] & (list_start + list_len == entry_end)))
+        | ~(empty | (_KINDS[tag] & (list_len >= 0) & (list_start + list_len == entry_end)))
     )
     if np.count_nonzero(bad):
         return None
@@ -224,6 +229,60 @@ def _entry(buf: np.ndarray, at: np.ndarray, ends: np.ndarray) -> tuple[np.ndarra
         tag = np.where(empty, 0, tag)
         list_start = np.where(empty, entry_end, list_start)
     return key_start, key_len, tag, list_start, entry_end
+
+
+def _lists_ok(buf: np.ndarray, kind: np.ndarray, start: np.ndarray, end: np.ndarray) -> bool:
+    """Whether every ``Feature``'s list (requested or not) is one protobuf parses: numbers as
+    one packed field of whole varints / 4-byte floats, byte strings as length-delimited items
+    that tile the list (at most ``_MAX_ITEMS`` each). Any other layout, valid or not, is left
+    to protobuf, so that a record is refused or read the same whatever its neighbours."""
+    full = start < end
+    rows = (((kind == 0x12) | (kind == 0x1A)) & full).nonzero()[0]
+    if rows.size:
+        s, e = start[rows], end[rows]
+        got = _varints(buf, s + 1)
+        if got is None:
+            return False
+        length, first = got
+        floats = kind[rows] == 0x12
+        bad = (buf[s] != 0x0A) | (length < 0) | (first + length != e) | (floats & (length & 3 != 0))
+        if np.count_nonzero(bad):
+            return False
+        ints = ~floats
+        if np.count_nonzero(ints) and not _whole_varints(buf, first[ints], length[ints]):
+            return False
+    rows = ((kind == 0x0A) & full).nonzero()[0]
+    at, e = start[rows], end[rows]
+    for _ in range(_MAX_ITEMS):
+        if not at.size:
+            return True
+        got = _varints(buf, at + 1)
+        if got is None:
+            return False
+        length, first = got
+        if np.count_nonzero((buf[at] != 0x0A) | (length < 0) | (length > e - first)):
+            return False
+        at = first + length
+        more = at < e
+        at, e = at[more], e[more]
+    return not at.size
+
+
+def _whole_varints(buf: np.ndarray, first: np.ndarray, length: np.ndarray) -> bool:
+    """Whether each run ``buf[first:first + length]`` is whole varints within 64 bits (at most
+    10 bytes, a 10th byte of 0 or 1 as negative int64 are written; others are left to
+    protobuf)."""
+    raw = buf[_gather_index(first, length)]
+    if not np.count_nonzero(raw >= 0x80):
+        return True
+    last = raw < 0x80
+    nonempty = length > 0
+    if np.count_nonzero(~last[length.cumsum()[nonempty] - 1]):
+        return False  # a list ends inside a varint
+    ends = last.nonzero()[0]
+    widths = np.diff(ends, prepend=-1)
+    longest = int(widths.max())
+    return longest < 10 or (longest == 10 and not np.count_nonzero(raw[ends[widths == 10]] > 1))
 
 
 def _shaped_varints(
