@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tarfile
 import warnings
 from pathlib import Path
@@ -322,3 +323,24 @@ def test_tar_formats(tmp_path: Path) -> None:
         r = Webdataset(paths=p, ext="jpg")
         assert [np.asarray(t).tobytes() for (t,) in r.next_epoch()] == [b"L", b"X"]
         assert r._dataset.source(0).endswith(long)
+
+
+@pytest.mark.parametrize("dont_use_mmap", [False, True])
+def test_more_shards_than_file_descriptors(tmp_path: Path, dont_use_mmap: bool) -> None:
+    """600 shards, read shuffled, with room for ~350 more open descriptors: the reader keeps a
+    bounded number of files and maps open (it used to keep every shard open and failed with
+    "Too many open files" past the limit, commonly 1024)."""
+    resource = pytest.importorskip("resource")
+    paths = [write_shard(tmp_path / f"s{s:04d}.tar", sample_members(2 * s, 2)) for s in range(600)]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    in_use = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 64
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(in_use + 350, hard), hard))
+    try:
+        r = Webdataset(paths=[str(p) for p in paths], ext=["jpg", "cls"], random_shuffle=True,
+                       seed=3, dont_use_mmap=dont_use_mmap)  # fmt: skip
+        labels = []
+        for _, cls in r.next_epoch(batch_size=128, last_batch="partial"):
+            labels += [int(np.asarray(t).view("<i4")[0]) for t in cls.tensors]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert sorted(labels) == list(range(1200))

@@ -1,9 +1,14 @@
-"""Reading byte ranges of a set of files opened once: positional reads or memory maps.
+"""Reading byte ranges of a set of files: positional reads or memory maps.
 
 :class:`PositionalFiles` copies each range into a fresh array with one ``pread``;
-:class:`MappedFiles` maps each file once (private copy-on-write mapping) and returns arrays that
+:class:`MappedFiles` maps each file (private copy-on-write mapping) and returns arrays that
 view the mapping, so a read costs no system call and no copy (the reference's default; its
 ``dont_use_mmap=True`` selects the positional reads).
+
+At most :data:`MAX_OPEN` files (and as many mappings, each of which holds a descriptor) are kept
+open, the first opened dropped first: a data set of thousands of shards would otherwise run into
+the common limit of 1024 descriptors. A dropped file closes when no read holds it any more, and a
+dropped mapping when no array views it.
 """
 
 from __future__ import annotations
@@ -12,8 +17,26 @@ import mmap
 import os
 import threading
 import time
+from collections import OrderedDict
 
 import numpy as np
+
+MAX_OPEN = 128
+
+
+class _Fd:
+    """An open file descriptor, closed when the last holder lets it go."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:  # pragma: no cover
+            pass
 
 
 class PositionalFiles:
@@ -35,24 +58,28 @@ class PositionalFiles:
 
     def __init__(self, paths: list[str]) -> None:
         self.paths = paths
-        self._fds: dict[int, int] = {}
+        self._fds: OrderedDict[int, _Fd] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _fd(self, i: int) -> int:
-        fd = self._fds.get(i)
-        if fd is None:
+    def _file(self, i: int) -> _Fd:
+        """File ``i``, open (hold the result while using its descriptor)."""
+        f = self._fds.get(i)
+        if f is None:
             with self._lock:
-                fd = self._fds.get(i)
-                if fd is None:
-                    fd = os.open(self.paths[i], os.O_RDONLY | getattr(os, "O_BINARY", 0))
-                    self._fds[i] = fd
-        return fd
+                f = self._fds.get(i)
+                if f is None:
+                    f = _Fd(os.open(self.paths[i], os.O_RDONLY | getattr(os, "O_BINARY", 0)))
+                    self._fds[i] = f
+                    while len(self._fds) > MAX_OPEN:
+                        self._fds.popitem(last=False)
+        return f
 
     def read(self, i: int, offset: int, size: int, dtype: np.dtype | type = np.uint8) -> np.ndarray:
         dt = np.dtype(dtype)
         out = np.empty(size // dt.itemsize, dt)
         view = memoryview(out.view(np.uint8)) if size else memoryview(b"")
-        fd = self._fd(i)
+        held = self._file(i)
+        fd = held.fd
         got = 0
         while got < size:
             if hasattr(os, "preadv"):
@@ -67,16 +94,12 @@ class PositionalFiles:
         return out
 
     def size(self, i: int) -> int:
-        return os.fstat(self._fd(i)).st_size
+        return os.fstat(self._file(i).fd).st_size
 
     def close(self) -> None:
+        """Drop every open file (each closes at once unless a read in progress holds it)."""
         with self._lock:
-            fds, self._fds = self._fds, {}
-        for fd in fds.values():
-            try:
-                os.close(fd)
-            except OSError:  # pragma: no cover
-                pass
+            self._fds = OrderedDict()
 
     def __del__(self) -> None:
         self.close()
@@ -104,7 +127,7 @@ class MappedFiles(PositionalFiles):
 
     def __init__(self, paths: list[str]) -> None:
         super().__init__(paths)
-        self._maps: dict[int, mmap.mmap | None] = {}
+        self._maps: OrderedDict[int, mmap.mmap | None] = OrderedDict()
         self._sizes: dict[int, tuple[int, float]] = {}  # file -> (size on disk, when checked)
 
     def _holds(self, i: int, end: int) -> bool:
@@ -114,7 +137,7 @@ class MappedFiles(PositionalFiles):
         now = time.monotonic()
         if seen is not None and end <= seen[0] and now - seen[1] < self.SIZE_TTL:
             return True
-        size = os.fstat(self._fd(i)).st_size
+        size = os.fstat(self._file(i).fd).st_size
         self._sizes[i] = (size, now)
         return end <= size
 
@@ -123,11 +146,14 @@ class MappedFiles(PositionalFiles):
             return self._maps[i]
         except KeyError:
             pass
-        fd = self._fd(i)
-        size = os.fstat(fd).st_size
-        m = mmap.mmap(fd, size, access=mmap.ACCESS_COPY) if size else None
+        held = self._file(i)
+        size = os.fstat(held.fd).st_size
+        m = mmap.mmap(held.fd, size, access=mmap.ACCESS_COPY) if size else None
         with self._lock:
-            return self._maps.setdefault(i, m)
+            m = self._maps.setdefault(i, m)
+            while len(self._maps) > MAX_OPEN:  # (arrays viewing a dropped map keep it alive)
+                self._maps.popitem(last=False)
+        return m
 
     def mapping(self, i: int, end: int) -> mmap.mmap | None:
         """The mapping of file ``i``, checked to hold ``end`` bytes (now, on disk too)."""
@@ -147,13 +173,23 @@ class MappedFiles(PositionalFiles):
         return np.frombuffer(m, dt, size // dt.itemsize, offset)
 
     def close(self) -> None:
-        self._maps = {}  # mappings are released when the last array viewing them goes
+        self._maps = OrderedDict()  # mappings are released when the last array viewing them goes
         super().close()
 
 
 def open_files(paths: list[str], use_mmap: bool) -> PositionalFiles:
-    """Mapped files, or positional reads when ``use_mmap`` is false."""
-    return MappedFiles(paths) if use_mmap else PositionalFiles(paths)
+    """Mapped files, or positional reads when ``use_mmap`` is false or there are more files
+    than :data:`MAX_OPEN`: every array viewing a mapping keeps its file open, so a batch drawn
+    from hundreds of shards would hold hundreds of descriptors (and a few batches in flight,
+    more than the common limit of 1024); positional reads copy instead and keep at most
+    :data:`MAX_OPEN` open.
+
+    Examples
+    --------
+    >>> type(open_files(["a"], True)).__name__, type(open_files(["a"] * 1000, True)).__name__
+    ('MappedFiles', 'PositionalFiles')
+    """
+    return MappedFiles(paths) if use_mmap and len(paths) <= MAX_OPEN else PositionalFiles(paths)
 
 
-__all__ = ["MappedFiles", "PositionalFiles", "open_files"]
+__all__ = ["MAX_OPEN", "MappedFiles", "PositionalFiles", "open_files"]

@@ -26,7 +26,7 @@ from headrace._core.dtype import dtype as as_dtype
 from headrace._core.errors import InvalidArgumentError, InvalidTypeError
 from headrace.readers._base import EpochPlan, Reader
 from headrace.readers._file_order import check_file_shuffle, file_order_plan
-from headrace.readers._pread import open_files
+from headrace.readers._pread import MappedFiles, open_files
 from headrace.readers._tar import BLOCK, TarMember, is_hidden, scan_tar, split_name, unsafe_name
 from headrace.readers.file import FileReadError
 
@@ -179,6 +179,7 @@ class _WebdatasetDataset:
         self.sizes = sizes
         self.names = names
         self.files = open_files(paths, use_mmap)
+        use_mmap = isinstance(self.files, MappedFiles)  # (many shards: positional reads)
         present = sizes >= 0
         big = np.iinfo(np.int64).max
         self.start = np.where(present, offsets, big).min(axis=1)
@@ -277,7 +278,10 @@ class Webdataset(Reader):
         Seed of that shard order; default: a fixed seed.
     dont_use_mmap : bool
         Read with ``pread`` into fresh arrays instead of returning views of a (private,
-        copy-on-write) memory mapping of each shard. Mapping is faster on local disks.
+        copy-on-write) memory mapping of each shard. Mapping is faster on local disks. With
+        more than 128 shards the reader reads with ``pread`` either way: every array viewing
+        a mapping keeps its shard's file open, and batches drawn from hundreds of shards would
+        exhaust the process's file descriptors (commonly 1024); at most 128 stay open.
     read_ahead, lazy_init, skip_cached_images, tensor_init_bytes, initial_fill
         Accepted for compatibility; no effect (``random_shuffle`` is a full permutation).
     **kwargs
