@@ -98,7 +98,7 @@ def test_corrupt_sample_error_names_index_and_source(tmp_path, jpegs):
 
 
 
-@pytest.mark.parametrize("op", ["image_crop", "image_random_crop"])
+@pytest.mark.parametrize("op", ["image_crop", "image_random_crop", "image_slice"])
 def test_window_decoders_skip_a_corrupt_header(jpegs, op):
     """The window is made from the header when the sample is decoded: an unreadable header
     is that sample's decode error, named, or skipped with on_error="skip"."""
@@ -106,7 +106,11 @@ def test_window_decoders_skip_a_corrupt_header(jpegs, op):
     bad[2:40] = 0  # no JPEG markers left
     batch = ndd.batch([jpegs[0], bad, jpegs[2]])
     decode = getattr(ndd.decoders, op)
-    kw = {"crop": (8, 8)} if op == "image_crop" else {"rng": ndd.random.RNG(seed=3)}
+    kw = {
+        "image_crop": {"crop": (8, 8)},
+        "image_random_crop": {"rng": ndd.random.RNG(seed=3)},
+        "image_slice": {"rel_start": [0.25, 0.25], "rel_shape": [0.5, 0.5]},
+    }[op]
     with pytest.raises(ndd.DecodeError, match=rf"decoders.{op}: sample 1: "):
         decode(batch, **kw).evaluate()
     if op == "image_random_crop":
@@ -114,10 +118,15 @@ def test_window_decoders_skip_a_corrupt_header(jpegs, op):
     with pytest.warns(UserWarning, match="skipped 1"):
         out = decode(batch, on_error="skip", **kw).evaluate()
     assert out.batch_size == 2 and out.kept == (0, 2)
+    if op == "image_slice":  # the kept samples are sliced as in a clean batch
+        clean = decode(ndd.batch([jpegs[0], jpegs[2]]), **kw)
+        for k in range(2):
+            np.testing.assert_array_equal(np.asarray(out.select(k)), np.asarray(clean.select(k)))
     if op == "image_random_crop":  # the draws of the kept samples are those of a clean batch
         clean = decode(ndd.batch([jpegs[0], jpegs[1], jpegs[2]]), rng=ndd.random.RNG(seed=3))
         for k, i in enumerate(out.kept):
             np.testing.assert_array_equal(np.asarray(out.select(k)), np.asarray(clean.select(i)))
+
 
 def test_bad_input_type():
     with pytest.raises(ValueError, match="encoded bytes"):

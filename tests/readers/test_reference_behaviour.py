@@ -88,6 +88,40 @@ def test_fill_resume_is_exact(files: list[Path], stop_after: int) -> None:
         assert seen == whole[1] and rest == whole[2:4]
 
 
+def test_fill_taking_every_batch_without_exhausting_the_call(files: list[Path]) -> None:
+    """``islice`` / ``zip(range(steps), ...)`` takes a call's announced batches and closes the
+    generator: that is not leaving early, the stream goes on in the data epoch (the reference
+    does the same; an early ``break`` skips to the next data epoch)."""
+    import itertools
+
+    whole = epochs(File(files=files, labels=list(range(N))), 3, batch_size=4)
+    r = File(files=files, labels=list(range(N)))
+    taken = []
+    for _ in range(3):
+        gen = r.next_epoch(batch_size=4)
+        taken.append([labels_of(lab) for _, lab in itertools.islice(gen, len(whole[0]))])
+        gen.close()
+    assert taken == whole
+    early = File(files=files, labels=list(range(N)))
+    first = next(iter(early.next_epoch(batch_size=4)))  # left after one batch of three
+    assert labels_of(first[1]) == whole[0][0]
+    assert epochs(early, 1, batch_size=4)[0][0] == [0, 1, 2, 3]  # the next data epoch
+
+
+@pytest.mark.dali
+def test_fill_islice_matches_the_reference(files: list[Path]) -> None:
+    import itertools
+
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    names = [str(f) for f in files]
+    ref = dndd.readers.File(files=names, labels=list(range(N)))
+    mine = File(files=names, labels=list(range(N)))
+    for _ in range(3):
+        want = [labels_of(lab) for _, lab in itertools.islice(ref.next_epoch(batch_size=4), 3)]
+        got = [labels_of(lab) for _, lab in itertools.islice(mine.next_epoch(batch_size=4), 3)]
+        assert got == want
+
+
 @pytest.mark.dali
 def test_fill_matches_the_reference(files: list[Path]) -> None:
     dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")

@@ -35,6 +35,7 @@ from headrace._dispatch.args import (
     to_layout,
 )
 from headrace._dispatch.kernel_context import KernelContext, annotate
+from headrace._dispatch.planned import LazySamples
 from headrace._dispatch.schema import OpSchema
 from headrace.decoders.image import _DECODER_ARGS, Roi, Vals, _decode_args, call_decoder
 from headrace.ops._geometry_params import slice_params
@@ -87,13 +88,20 @@ def _slice_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
             f"{kc.name}: give the region: the anchor and shape inputs, or slice arguments "
             "(start/rel_start with end/rel_end/shape/rel_shape)."
         )
-    rois: list[Roi] = []
+    rois: list[Roi | BaseException] = []
+    skip = v["on_error"] == "skip"
     for i in range(kc.n):
         a = sample_args(v, i)
         try:
             in_shape = codecs.peek_shape(
                 samples[i], adjust_orientation=a["adjust_orientation"], **peek
             )
+        except DecodeError as e:
+            if not skip:
+                raise annotate(e, kc.name, i, kc.source(i)) from None
+            rois.append(e)  # (unreadable header: the sample is skipped when it is decoded)
+            continue
+        try:
             plan = slice_params(
                 in_shape,
                 "HWC",
@@ -122,7 +130,16 @@ def _slice_windows(kc: KernelContext, ins: list[Batch | None], v: Vals) -> Vals:
         except (DecodeError, InvalidArgumentError, ShapeError) as e:
             raise annotate(e, kc.name, i, kc.source(i)) from None
         rois.append((y, x, h, w))
-    return _decode_args(v, rois)
+    if not any(isinstance(r, BaseException) for r in rois):
+        return _decode_args(v, rois)  # type: ignore[arg-type]
+
+    def window(i: int) -> Roi:
+        roi = rois[i]
+        if isinstance(roi, BaseException):
+            raise roi
+        return roi
+
+    return _decode_args(v, LazySamples(window, kc.n))
 
 
 DECODE_SLICE = OpSchema(

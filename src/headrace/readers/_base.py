@@ -837,10 +837,12 @@ class Reader:
         finally:
             prefetcher.stop()
             self._prefetcher = None
-            # left early (break or error): the next call starts with the next data epoch
+            # left early (break or error) before the call's last batch: the next call starts
+            # with the next data epoch (a call whose batches were all taken, e.g. with
+            # itertools.islice, did not leave early: the reference goes on in the data epoch)
             if not fill and self._epoch <= call_epoch:
                 self._epoch, self._pos = call_epoch + 1, 0
-            elif fill and not done and self._pos > 0:
+            elif fill and not done and self._pos > 0 and not rolled:
                 self._epoch, self._pos = self._epoch + 1, 0
             if fill:
                 if not rolled:
