@@ -102,8 +102,11 @@ def test_corrupt_file_is_named_and_skippable() -> None:
     good = _file(_signal(200))
     bad = np.frombuffer(b"RIFF\x10\x00\x00\x00WAVEjunkjunkjunk", np.uint8).copy()
     b = ndd.batch([good, bad, good])
-    with pytest.raises(ndd.DecodeError, match=r"decoders.audio.*sample 1"):
+    with pytest.raises(ndd.DecodeError, match=r"decoders.audio.*sample 1") as raised:
         np.asarray(ndd.decoders.audio(b)[0].tensors[0])
+    message = str(raised.value)
+    assert message.count("sample 1") == 1, message  # named once
+    assert "<_io.BytesIO" not in message  # (libsndfile's name for the in-memory file)
     with pytest.warns(UserWarning, match="skipped 1"):
         a, r = ndd.decoders.audio(b, on_error="skip")
         assert a.batch_size == 2 and r.batch_size == 2

@@ -103,7 +103,10 @@ def annotate(e: BaseException, op: str, i: int, source: str | None) -> BaseExcep
     msg = str(e.args[0]) if e.args else type(e).__name__
     prefix = f"{op}: " if not msg.startswith(f"{op}:") else ""
     rest = msg[len(op) + 2 :] if not prefix else msg
-    e.args = (f"{op}: {where}: {rest}",) + tuple(e.args[1:])
+    if rest.startswith(f"sample {i}:") or rest.startswith(f"sample {i} ("):
+        e.args = (f"{op}: {rest}",) + tuple(e.args[1:])  # (the kernel named the sample)
+    else:
+        e.args = (f"{op}: {where}: {rest}",) + tuple(e.args[1:])
     if hasattr(e, "sample_index"):
         e.sample_index = i  # type: ignore[attr-defined]
         if source is not None:

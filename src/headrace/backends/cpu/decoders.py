@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,9 @@ from headrace.backends.shared.common import audio_scale, resampled_length
 from headrace.backends.shared.host import image, inflate, numpy
 from headrace.backends.shared.video import video
 from headrace.codecs.readfile import read_file
+
+#: libsndfile's "Error opening <_io.BytesIO object at 0x...>: " prefix (it names no file here)
+_LIBSNDFILE_OPENING = re.compile(r"Error opening <[^>]*>:\s*")
 
 
 def peek_image_shape(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch]:
@@ -114,9 +118,10 @@ def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, 
             if skip:
                 return None
             where = kc.source(i)
+            detail = _LIBSNDFILE_OPENING.sub("", str(e)).strip() or type(e).__name__
             raise DecodeError(
                 f"{kc.name}: sample {i}{f' ({where!r})' if where else ''}: cannot decode the "
-                f"audio file ({e})."
+                f"audio file ({detail})."
             ) from e
 
     outs = kc.map(one)
