@@ -431,7 +431,8 @@ def _produce_stream(
     if batches <= 0:
         return
     cursor = _Cursor(plan, start[0], start[1], False)
-    read = _group_reader(dataset, skip, cursor, batch_size, True, batches * batch_size)
+    # (the groups the loop below takes: a batch, or a whole data epoch when that is smaller)
+    read = _group_reader(dataset, skip, cursor, min(batch_size, limit), True, batches * batch_size)
     while True:
         # never more than the consecutive failures left before giving up (see below)
         group, after, ended = cursor.take(min(batch_size - len(samples), limit - run), True)

@@ -71,7 +71,9 @@ class ReadAhead:
             expected, rows = ahead.popleft()
             if expected == group:
                 return rows
-            ahead.clear()
+            ahead.clear()  # the stream changed course (e.g. a skipped sample): read alone a while
+            self._pause = self._samples // max(len(group), 1) << min(self._failures, 3)
+            self._failures += 1
         wanted = self._samples - len(group)
         if self._left is not None:
             wanted = min(wanted, self._left)
