@@ -58,7 +58,7 @@ def test_deferred_metadata_is_known_before_the_result(name, call):
         (lambda: ndd.random.uniform(), (ndd.float32, 0, None)),
         (lambda: ndd.random.coin_flip(shape=[4]), (ndd.int32, 1, None)),
         (lambda: ndd.random.normal(batch_size=3, shape=(2, 2)), (ndd.float32, 2, None)),
-        (lambda: ndd.zeros(shape=(2, 3), layout="AB"), (ndd.float32, 2, "AB")),
+        (lambda: ndd.zeros(shape=(2, 3), layout="AB"), (ndd.int32, 2, "AB")),
     ],
 )
 def test_generators_know_their_metadata(call, expected):

@@ -117,10 +117,10 @@ class Batch(ArithmeticMixin, DeviceMixin):
             dev, copied = want_device, True
         if want_dtype is not None and want_dtype != src_dtype:
             if dense is not None:
-                dense = _st.cast(dense, want_dtype)
+                dense = _st.cast(dense, want_dtype, src_dtype)
                 samples = split_dense(dense)
             else:
-                samples = [_st.cast(s, want_dtype) for s in samples]
+                samples = [_st.cast(s, want_dtype, src_dtype) for s in samples]
             src_dtype, copied = want_dtype, True
         if copy and not copied:
             if dense is not None:
@@ -606,16 +606,18 @@ def _import_samples(
             x = _types.native(x)
             arr, c = _st.import_data(x, want_dtype if _is_python(x) else None)
             xdt = _st.enum_dtype_of(x) if _is_python(x) else None
-            xdt = xdt or _st.dtype_of(arr)
+            xdt = xdt or _st.source_dtype(x, arr)
             xl = None
             copied |= c
             external |= not c
         # An empty Python list says nothing about the element type: it takes the batch's.
         untyped = want_dtype is None and _is_python(x) and getattr(arr, "size", 1) == 0
-        if samples and untyped and xdt != dt:
-            arr, xdt = _st.cast(arr, dt), dt
+        if samples and (untyped or (_is_python(x) and not untyped_so_far)) and xdt != dt:
+            # Python numbers take the batch's type, set by its first sample, as the reference
+            # does ([1.0, 2] is float32, [1, 2.5] int32)
+            arr, xdt = _st.cast(arr, dt, xdt), dt
         elif samples and untyped_so_far and not untyped and xdt != dt:
-            samples = [_st.cast(s, xdt) for s in samples]
+            samples = [_st.cast(s, xdt, dt) for s in samples]
             dt = xdt
         untyped_so_far = untyped if not samples else untyped_so_far and untyped
         if samples:

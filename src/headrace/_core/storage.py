@@ -179,6 +179,8 @@ def numpy_to_torch(arr: np.ndarray, dtype: _dt.DType | None = None) -> Any:
     """A torch view of a numpy array (read-only arrays are shared with the warning silenced)."""
     torch = require_torch()
 
+    if any(st < 0 for st in arr.strides):  # (a reversed view: torch has no negative strides)
+        arr = np.ascontiguousarray(arr)
     if arr.flags.writeable:
         t = torch.from_numpy(arr)
     else:
@@ -232,11 +234,33 @@ def samples_to_host(samples: list[Any], dtype: Any) -> list[Any]:
     return [move(s, CPU, dtype) for s in samples]
 
 
-def cast(arr: Array, dtype: _dt.DType) -> Array:
-    """``arr`` converted to ``dtype`` (always a new array)."""
+def cast(arr: Array, dtype: _dt.DType, src: _dt.DType | None = None) -> Array:
+    """``arr`` (of type ``src``, default: as its storage says) converted to ``dtype`` by value
+    (always a new array). bfloat16 is stored on the host as its bits (uint16): converting to or
+    from it goes through float32 values.
+
+    Examples
+    --------
+    >>> cast(np.array([1.5, 2.0], np.float32), _dt.bfloat16).tolist()  # (the bits)
+    [16320, 16384]
+    >>> cast(np.array([16320], np.uint16), _dt.float32, _dt.bfloat16).tolist()
+    [1.5]
+    """
     if isinstance(arr, np.ndarray):
+        if src is _dt.bfloat16 and dtype is not _dt.bfloat16:
+            arr = bf16_to_float32(arr)
+        elif dtype is _dt.bfloat16 and src is not _dt.bfloat16:
+            return float32_to_bf16(arr.astype(np.float32))
         return arr.astype(dtype.numpy)
     return arr.to(_dt.to_torch_dtype(dtype))
+
+
+def source_dtype(data: Any, arr: Array) -> _dt.DType:
+    """The type of ``arr``, imported from ``data`` by :func:`import_data` (a torch bfloat16
+    tensor imported to the host is stored as its bits)."""
+    if is_torch(data) and str(data.dtype) == "torch.bfloat16":
+        return _dt.bfloat16
+    return dtype_of(arr)
 
 
 def copy_array(arr: Array) -> Array:

@@ -114,7 +114,7 @@ class Tensor(ArithmeticMixin, DeviceMixin):
             copied = True
         if want_dtype is not None and want_dtype != src_dtype:
             if want_dtype.kind is not _dt.DType.Kind.enum:
-                arr = _st.cast(arr, want_dtype)
+                arr = _st.cast(arr, want_dtype, src_dtype)
                 copied = True
             src_dtype = want_dtype
         if copy and not copied:
@@ -306,8 +306,8 @@ class Tensor(ArithmeticMixin, DeviceMixin):
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
         arr = self._resolved_data()
         if isinstance(arr, np.ndarray):
-            if not arr.flags.writeable:
-                arr = arr.copy()
+            if not arr.flags.writeable or any(st < 0 for st in arr.strides):
+                arr = arr.copy()  # (DLPack: no read-only flag; torch takes no negative strides)
             return arr.__dlpack__(**({"stream": stream} if stream is not None else {}), **kwargs)
         if not arr.is_cuda:  # fake-GPU data (torch CPU tensors)
             return arr.__dlpack__(**kwargs)
@@ -398,7 +398,7 @@ def _device_of(arr: Any) -> Device:
 
 def _enum_or(data: Any, arr: Any) -> _dt.DType:
     e = _st.enum_dtype_of(data) if isinstance(data, (list, tuple, int)) else None
-    return e if e is not None else _st.dtype_of(arr)
+    return e if e is not None else _st.source_dtype(data, arr)
 
 
 @provide("tensor")

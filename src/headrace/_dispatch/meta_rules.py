@@ -83,13 +83,13 @@ def crop_mirror_normalize(ins: list[Meta | None], vals: Mapping[str, Any], lazy:
 
 def filled(ins: list[Meta | None], vals: Mapping[str, Any], lazy: Mapping[str, Any]) -> Any:
     """``zeros``/``ones``/``full``: ``shape``'s rank (else the fill value's), ``dtype`` (else the
-    fill value's, else float32) and ``layout``."""
+    fill value's, else int32, the reference's default) and ``layout``."""
     if "shape" in lazy:
         return None
     fill = ins[0] if ins else None
     shape = vals.get("shape")
     ndim = len(shape) if shape is not None else (fill.ndim if fill is not None else 0)
-    dtype = vals.get("dtype") or (fill.dtype if fill is not None else _dt.float32)
+    dtype = vals.get("dtype") or (fill.dtype if fill is not None else _dt.int32)
     return [Meta(dtype, ndim, vals.get("layout"))]
 
 

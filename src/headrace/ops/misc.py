@@ -59,7 +59,7 @@ RESHAPE = _schema(
 TRANSPOSE = _schema(
     "transpose",
     args=(
-        Arg("perm", to_ints, REQUIRED, doc="Output dim i is input dim perm[i]."),
+        Arg("perm", to_ints, None, doc="Output dim i is input dim perm[i] (default: reversed)."),
         Arg("transpose_layout", to_bool, True, doc="Permute the layout too."),
         Arg("output_layout", to_layout, None, doc="Explicit output layout."),
     ),
@@ -89,7 +89,7 @@ FULL = _schema("full", inputs=("fill_value",), args=_FILL_ARGS)
 SHAPES = _schema("shapes", args=(Arg("dtype", to_dtype, None, doc="Output type (int64)."),))
 _JOIN_ARGS = (
     Arg("axis", to_int, 0, doc="Axis along which to join."),
-    Arg("axis_name", to_layout, None, doc="Layout letter of a new axis (stack)."),
+    Arg("axis_name", to_layout, None, doc="Layout letter of the axis to join (cat)."),
 )
 STACK = _schema("stack", inputs=("inputs",), variadic=True, args=_JOIN_ARGS)
 CAT = _schema("cat", inputs=("inputs",), variadic=True, args=_JOIN_ARGS)
@@ -201,13 +201,14 @@ def transpose(
     input: Any,
     /,
     *,
-    perm: Any,
+    perm: Any = None,
     transpose_layout: bool | None = None,
     output_layout: str | None = None,
     device: Any = None,
     batch_size: int | None = None,
 ) -> Any:
-    """Permute the dimensions.
+    """Permute the dimensions (``perm``; reversed when not given). The layout is permuted with
+    them, or copied as it is with ``transpose_layout=False``; ``output_layout`` sets it.
 
     Examples
     --------
@@ -215,6 +216,8 @@ def transpose(
     >>> import headrace as ndd
     >>> ndd.transpose(ndd.tensor(np.zeros((2, 3, 4))), perm=[2, 0, 1]).shape
     (4, 2, 3)
+    >>> ndd.transpose(ndd.tensor(np.zeros((2, 3, 4)), layout="HWC")).layout
+    'CWH'
     """
     return TRANSPOSE.call(
         (input,),
@@ -279,13 +282,13 @@ def zeros(
     batch_size: int | None = None,
     device: Any = None,
 ) -> Any:
-    """A tensor of zeros (float32 by default).
+    """A tensor of zeros (int32 by default, as the reference).
 
     Examples
     --------
     >>> import headrace as ndd
-    >>> ndd.zeros(shape=[2]).torch().tolist()
-    [0.0, 0.0]
+    >>> ndd.zeros(shape=[2]).torch().tolist(), ndd.zeros(shape=[1], dtype=ndd.float32).dtype.name
+    ([0, 0], 'f32')
     """
     return ZEROS.call(
         (), device=device, batch_size=batch_size, shape=shape, dtype=dtype, layout=layout
@@ -300,7 +303,7 @@ def ones(
     batch_size: int | None = None,
     device: Any = None,
 ) -> Any:
-    """A tensor of ones (float32 by default).
+    """A tensor of ones (int32 by default, as the reference).
 
     Examples
     --------

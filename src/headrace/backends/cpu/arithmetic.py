@@ -1,97 +1,44 @@
-"""NumPy kernel of the element-wise arithmetic operator: its function table and cast, bound to
-the generic kernel of :mod:`headrace.backends.shared.arithmetic`.
-
-Integer ``//`` and ``%`` follow C (truncate toward zero; the remainder has the dividend's sign);
-for floats ``//`` is plain division and ``%`` is ``fmod``, as in the reference.
-"""
+"""NumPy kernel of the element-wise arithmetic operator: the function table and cast of
+:mod:`headrace.backends.shared.numpy_arithmetic`, bound to the generic kernel of
+:mod:`headrace.backends.shared.arithmetic` (bfloat16 computed as float32 values)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from headrace._core import dtype as _dt
+from headrace._core.batch import Batch
+from headrace._core.storage import bf16_to_float32, cast
 from headrace.backends.shared.arithmetic import arithmetic_kernel
+from headrace.backends.shared.numpy_arithmetic import NUMPY_FUNCS, np_cast
+
+_numpy_kernel = arithmetic_kernel(NUMPY_FUNCS, np_cast)
 
 
-def _np_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "f":
-        return a / b
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.trunc(a.astype(np.float64) / np.where(b == 0, 1, b))
-    return q.astype(a.dtype)
+def arithmetic_generic_op(kc: Any, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
+    """The batch kernel of ``arithmetic_generic_op`` (found by name). bfloat16 data, stored on
+    the host as its bits, is computed on as float32 values and rounded back to bfloat16.
 
-
-def _np_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "f":
-        return np.fmod(a, b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.fmod(a, np.where(b == 0, 1, b)).astype(a.dtype)
-
-
-def _np_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "iu" and np.any(b < 0):
-        return np.trunc(np.power(a.astype(np.float64), b.astype(np.float64))).astype(a.dtype)
-    return np.power(a, b)
-
-
-NUMPY_FUNCS: dict[str, Callable[..., Any]] = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "fdiv": np.true_divide,
-    "div": _np_div,
-    "mod": _np_mod,
-    "pow": _np_pow,
-    "fpow": np.power,
-    "minus": np.negative,
-    "bitand": np.bitwise_and,
-    "bitor": np.bitwise_or,
-    "bitxor": np.bitwise_xor,
-    "bitnot": np.invert,
-    "lshift": np.left_shift,
-    "rshift": np.right_shift,
-    "eq": np.equal,
-    "neq": np.not_equal,
-    "lt": np.less,
-    "leq": np.less_equal,
-    "gt": np.greater,
-    "geq": np.greater_equal,
-    "abs": np.abs,
-    "fabs": np.abs,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda a: 1 / np.sqrt(a),
-    "cbrt": np.cbrt,
-    "exp": np.exp,
-    "log": np.log,
-    "log2": np.log2,
-    "log10": np.log10,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "asin": np.arcsin,
-    "acos": np.arccos,
-    "atan": np.arctan,
-    "sinh": np.sinh,
-    "cosh": np.cosh,
-    "tanh": np.tanh,
-    "asinh": np.arcsinh,
-    "acosh": np.arccosh,
-    "atanh": np.arctanh,
-    "min": np.minimum,
-    "max": np.maximum,
-    "atan2": np.arctan2,
-    "clamp": lambda v, lo, hi: np.minimum(np.maximum(v, lo), hi),
-}
-
-
-def _np_cast(a: Any, dt: _dt.DType) -> Any:
-    return np.asarray(a).astype(dt.numpy, copy=False)
-
-
-#: The batch kernel of ``arithmetic_generic_op`` (found by name).
-arithmetic_generic_op = arithmetic_kernel(NUMPY_FUNCS, _np_cast)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import headrace as ndd
+    >>> t = ndd.cast(ndd.tensor(np.array([1.5, -3.25], np.float32)), dtype=ndd.bfloat16)
+    >>> r = t * 2
+    >>> r.dtype is ndd.bfloat16, r.torch().tolist()
+    (True, [3.0, -6.5])
+    """
+    if not any(b._dtype is _dt.bfloat16 for b in ins):
+        return _numpy_kernel(kc, ins, v)
+    _, ot = _dt.arithmetic_types(v["expression"], [b._dtype for b in ins])
+    values = [
+        Batch._wrap([bf16_to_float32(s) for s in b._samples], _dt.float32, b._layout, b.device)
+        if b._dtype is _dt.bfloat16
+        else b
+        for b in ins
+    ]
+    (out,) = _numpy_kernel(kc, values, v)
+    if out._dtype is ot:
+        return (out,)
+    samples = [cast(s, ot, out._dtype) for s in out._samples]
+    return (Batch._wrap(samples, ot, out._layout, out.device),)

@@ -132,7 +132,7 @@ def flip(x: np.ndarray, layout: str, *, axes: Sequence[int]) -> np.ndarray:
     >>> flip(np.arange(3).reshape(1, 3, 1), "HWC", axes=(1,)).ravel().tolist()
     [2, 1, 0]
     """
-    if not axes:
+    if not axes or x.size == 0:  # (an empty sample flips to itself; OpenCV returns None)
         return x.copy()
     if x.ndim == 3 and x.dtype != np.float16 and layout in ("HWC", "HW") and x.shape[2] <= 4:
         code = {(1,): 1, (0,): 0}.get(tuple(axes), -1)

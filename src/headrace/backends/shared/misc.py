@@ -193,14 +193,14 @@ def reshape(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple
 def transpose(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
     """``transpose``: dims permuted by ``perm`` (and the layout, unless told otherwise)."""
     x = ins[0]
-    perm = _ints(v["perm"])
+    perm = list(range(x.ndim))[::-1] if v["perm"] is None else _ints(v["perm"])  # default: reverse
     if sorted(perm) != list(range(x.ndim)):
         raise InvalidArgumentError(
             f"transpose: perm {perm} is not a permutation of 0..{x.ndim - 1}."
         )
     lay = v["output_layout"]
-    if lay is None and v["transpose_layout"] and x._layout:
-        lay = "".join(x._layout[p] for p in perm)
+    if lay is None and x._layout:  # permuted with the dims, or else copied as it is
+        lay = "".join(x._layout[p] for p in perm) if v["transpose_layout"] else x._layout
     outs = kc.map_samples(lambda a: xp.transpose(a, perm), x._samples)
     return out_batch(kc, outs, x._dtype, lay)
 
@@ -263,18 +263,18 @@ def _fill_shape(v: Vals) -> tuple[int, ...]:
 
 
 def _constant(xp: ArrayOps, kc: KernelContext, v: Vals, value: int) -> tuple[Batch]:
-    dt = v["dtype"] or _dt.float32
+    dt = v["dtype"] or _dt.int32  # (the reference's default)
     shape = _fill_shape(v)
     return out_batch(kc, [xp.full(shape, value, dt) for _ in range(kc.n)], dt, v["layout"])
 
 
 def zeros(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
-    """``zeros``: ``shape`` filled with 0 (float32 by default)."""
+    """``zeros``: ``shape`` filled with 0 (int32 by default, as the reference)."""
     return _constant(xp, kc, v, 0)
 
 
 def ones(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
-    """``ones``: ``shape`` filled with 1 (float32 by default)."""
+    """``ones``: ``shape`` filled with 1 (int32 by default, as the reference)."""
     return _constant(xp, kc, v, 1)
 
 
@@ -318,6 +318,14 @@ def _join(
             )
     axis = v["axis"]
     ndim = first.ndim + (1 if new_axis else 0)
+    name = v.get("axis_name")
+    if not new_axis and name:  # cat: the named axis of the inputs' layout
+        lay = first._layout or ""
+        if len(name) != 1 or name not in lay:
+            raise InvalidArgumentError(
+                f"{kc.name}: axis_name {name!r} is not an axis of the input layout {lay!r}."
+            )
+        axis = lay.index(name)
     if axis < 0:
         axis += ndim
     if not 0 <= axis < max(ndim, 1):

@@ -6,10 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from headrace._core import dtype as _dt
+from headrace._core.batch import Batch
+from headrace._core.device import CPU
 from headrace.backends.shared.arithmetic import arithmetic_kernel
+from headrace.backends.shared.numpy_arithmetic import NUMPY_FUNCS, np_cast
 
 
 def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -89,5 +93,23 @@ def _cast(a: torch.Tensor, dt: _dt.DType) -> torch.Tensor:
     return a.to(_dt.to_torch_dtype(dt))
 
 
-#: The batch kernel of ``arithmetic_generic_op`` (found by name).
-arithmetic_generic_op = arithmetic_kernel(TORCH_FUNCS, _cast)
+_torch_kernel = arithmetic_kernel(TORCH_FUNCS, _cast)
+_host_kernel = arithmetic_kernel(NUMPY_FUNCS, np_cast)
+#: Types torch has few arithmetic kernels for (``add``, ``gt``, ``fmod``... raise on them).
+_WIDE_UNSIGNED = (_dt.uint32, _dt.uint64)
+
+
+def arithmetic_generic_op(kc: Any, ins: list[Batch], v: dict[str, Any]) -> tuple[Batch]:
+    """The batch kernel of ``arithmetic_generic_op`` (found by name). Operands of uint32 /
+    uint64, which torch cannot compute on, are computed on the host with the CPU kernel's
+    functions (exactly) and the results moved back."""
+    if not any(b._dtype in _WIDE_UNSIGNED for b in ins):
+        return _torch_kernel(kc, ins, v)
+    host = [
+        Batch._wrap([s.cpu().numpy() for s in b._samples], b._dtype, b._layout, CPU)
+        for b in ins
+    ]
+    (out,) = _host_kernel(kc, host, v)
+    dev = ins[0]._samples[0].device if ins[0]._samples else torch.device("cpu")
+    back = [torch.from_numpy(np.ascontiguousarray(s)).to(dev) for s in out._samples]
+    return (Batch._wrap(back, out._dtype, out._layout, ins[0].device),)
