@@ -99,3 +99,14 @@ def test_unsigned_arithmetic_on_the_gpu() -> None:
         two = ndd.tensor(np.array([2, 2], np.uint64), device=dev)
         assert (t64 // two).cpu().torch().tolist() == (big // 2).tolist()
         assert (t64 > two).cpu().torch().tolist() == [True, True]
+
+
+def test_python_numbers_out_of_an_integer_types_range_raise() -> None:
+    """As the reference: floats are truncated, then a value that does not fit raises
+    OverflowError instead of wrapping around."""
+    assert ndd.tensor([1.7, 200.2], dtype=ndd.uint8).torch().tolist() == [1, 200]
+    for data in ([-1.7, 3], [300], [[1, 300]]):
+        with pytest.raises(OverflowError, match="out of bounds for uint8"):
+            ndd.tensor(data, dtype=ndd.uint8)
+    with pytest.raises(OverflowError):
+        ndd.batch([[1, 300]], dtype=ndd.uint8)

@@ -46,7 +46,10 @@ def require_torch() -> Any:
 def python_to_numpy(data: Any, dtype: _dt.DType | None) -> np.ndarray:
     """Python scalars and nested lists → numpy, narrowing 64-bit types as the reference does."""
     if dtype is not None:
-        return np.array(data, dtype=dtype.numpy)
+        target = np.dtype(dtype.numpy)
+        if target.kind in "iu" and dtype is not _dt.bfloat16:
+            check_int_range(data, target)
+        return np.array(data, dtype=target)
     if isinstance(data, (list, tuple)) and any(x is None for x in data):
         idx = next(i for i, x in enumerate(data) if x is None)
         raise InvalidTypeError(f"Cannot convert None to a tensor. Got `None` at index {idx}.")
@@ -78,6 +81,33 @@ def python_to_numpy(data: Any, dtype: _dt.DType | None) -> np.ndarray:
             "np.frombuffer(s.encode(), dtype=np.uint8)."
         )
     raise InvalidTypeError(f"Unsupported element type {arr.dtype} for a tensor.")
+
+
+def check_int_range(data: Any, target: np.dtype) -> None:
+    """Python numbers that do not fit an integer type raise ``OverflowError`` (floats are
+    truncated toward zero first), as the reference does, instead of wrapping around.
+
+    Examples
+    --------
+    >>> check_int_range([1.7, 255], np.dtype(np.uint8))
+    >>> check_int_range([-1.7], np.dtype(np.uint8))
+    Traceback (most recent call last):
+    OverflowError: Python integer -1 out of bounds for uint8
+    """
+    try:
+        values = np.asarray(data)
+    except (ValueError, TypeError):
+        return  # (np.array below says what is wrong)
+    if values.size == 0 or values.dtype.kind not in "iuf":
+        return
+    if values.dtype.kind == "f":
+        finite = values[np.isfinite(values)]
+        values = np.trunc(finite)
+    info = np.iinfo(target)
+    bad = (values < info.min) | (values > info.max)
+    if np.count_nonzero(bad):
+        first = values[bad].flat[0]
+        raise OverflowError(f"Python integer {int(first)} out of bounds for {target}")
 
 
 def _enum_dtype(data: Any) -> _dt.DType | None:

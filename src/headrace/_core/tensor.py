@@ -105,6 +105,13 @@ class Tensor(ArithmeticMixin, DeviceMixin):
                 arr = _st.python_to_numpy(data, want_dtype)
                 copied = True
             else:
+                if (
+                    want_dtype is not None
+                    and want_dtype is not _dt.bfloat16
+                    and isinstance(data, (list, tuple, int, float))
+                    and np.dtype(want_dtype.numpy).kind in "iu"
+                ):  # Python numbers that do not fit raise, as the reference (no wrap-around)
+                    _st.check_int_range(data, np.dtype(want_dtype.numpy))
                 arr, copied = _st.import_data(data, None)
             src_dtype = _enum_or(data, arr)
             src_layout = None
