@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 
 from headrace import sample_data
@@ -316,3 +317,19 @@ def test_info_says_when_nvimgcodec_is_too_old(monkeypatch: pytest.MonkeyPatch) -
     assert cli._nvimgcodec_version() == "0.7.0 (too old, not used: headrace needs >= 0.9)"
     monkeypatch.setattr(cli, "_first_version", installed("0.9.1"))
     assert cli._nvimgcodec_version() == "0.9.1"
+
+
+@pytest.mark.parametrize("command", [["bench", "--batch-size", "2", "--epochs", "1"],
+                                     ["preview", "--num", "2"]])  # fmt: skip
+def test_a_corrupt_image_is_one_line_and_status_2(tmp_path, capsys, command) -> None:
+    """A folder with an undecodable image: the command names the file in one line and exits
+    with status 2 (it printed a traceback and exited with 1)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    cv2.imwrite(str(tmp_path / "a" / "ok.jpg"), np.zeros((10, 10, 3), np.uint8))
+    (tmp_path / "b" / "bad.jpg").write_bytes(b"garbage")
+    extra = ["--out", str(tmp_path / "p.png")] if command[0] == "preview" else []
+    assert main([command[0], str(tmp_path), *command[1:], *extra]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert "Traceback" not in err and len(errors) == 1 and "bad.jpg" in errors[0]

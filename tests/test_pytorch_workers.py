@@ -314,3 +314,48 @@ def test_readers_with_named_outputs_pass_their_dict(tmp_path: Path, workers: int
     with Loader(plain, batch_size=4, num_workers=workers) as loader:
         first = next(iter(loader))
     assert set(first) == {"label"} and first["label"].flatten().tolist() == got[:4]
+
+
+def _labels_and_noise(rng: Any, data: Any, labels: Any) -> tuple[Any, Any]:
+    return labels, ndd.random.uniform(batch_size=data.batch_size, rng=rng)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_checkpoint_between_batches_resumes_reader_and_generators(
+    folder: Path, workers: int
+) -> None:
+    """The guide's way: reader and generator registered in a Checkpoint, collected between
+    two batches of a Loader. The resumed run yields the same labels and random values (the
+    Loader used to read, and draw, one batch ahead of what it had yielded)."""
+    files = sorted(glob.glob(str(folder / "*" / "*.jpg")))[:14]
+
+    def make(payload: str | None = None) -> tuple[Any, Loader]:
+        labels = list(range(len(files)))
+        reader = ndd.readers.File(
+            files=files, labels=labels, random_shuffle=True, seed=1, enable_checkpointing=True
+        )
+        rng = ndd.random.RNG(seed=7)
+        ck = ndd.checkpoint.Checkpoint()
+        if payload is not None:
+            ck.deserialize(payload)
+        ck.register(reader, "reader")
+        ck.register(rng, "rng")
+        return ck, Loader(reader, partial(_labels_and_noise, rng), batch_size=4,
+                          num_workers=workers)  # fmt: skip
+
+    def run(loader: Loader, epochs: int) -> list[tuple[list[int], list[float]]]:
+        return [(lab.flatten().tolist(), u.tolist()) for _ in range(epochs) for lab, u in loader]
+
+    _, whole = make()
+    expected = run(whole, 2)
+    ck, first = make()
+    it = iter(first)
+    got = [(lab.flatten().tolist(), u.tolist()) for lab, u in (next(it), next(it))]
+    ck.collect()
+    payload = ck.serialize()
+    del it
+    first.close()
+    _, resumed = make(payload)
+    got += run(resumed, 2)
+    resumed.close()
+    assert got == expected

@@ -536,6 +536,14 @@ def main(argv: Sequence[str | os.PathLike[str]] | None = None) -> int:
     except UsageError as e:
         print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except Exception as e:  # bad data met by a pipeline (a corrupt image...): one line, named
+        from headrace._core.errors import DecodeError
+
+        if not isinstance(e, DecodeError):
+            raise
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"{PROG} {args.command}: error: {first}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         pass
     finally:

@@ -91,7 +91,7 @@ def epoch_plan(
             else:
                 columns = [(o.dtype, o.layout, [np.asarray(t) for t in o.tensors]) for o in outputs]
                 payload = ("samples", columns, sources, names)
-            yield payload, reader.get_state() if track else None
+            yield payload, reader._current_state() if track else None
     finally:
         gen.close()
 

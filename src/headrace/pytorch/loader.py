@@ -100,8 +100,13 @@ class Loader:
     device : str or torch.device
         Where the yielded tensors live: ``"cpu"``, ``"cuda"``/``"gpu"``, ``"cuda:1"``, ...
         ``None`` leaves each tensor where the pipeline put it.
-    prefetch : int
-        Batches submitted ahead of the one being consumed (0 = none).
+    prefetch : int, optional
+        Batches submitted ahead of the one being consumed (0 = none). Default 1, or 0 for a
+        reader built with ``enable_checkpointing=True``: ``fn`` then runs for a batch only when
+        it is yielded, so that the generators it draws from stand where the yielded batches
+        left them and a checkpoint taken between batches (``Checkpoint`` with the reader and
+        the generators registered, or :meth:`state_dict` with the generators' states) resumes
+        exactly. The reader's own ``get_state()`` is always that of the last yielded batch.
     last_batch : {"partial", "drop", "pad", "fill"}, optional
         The reader's last-batch mode for every epoch. Default: the mode the reader was built
         with when given explicitly (``last_batch=``/``pad_last_batch=True``), else
@@ -147,7 +152,7 @@ class Loader:
         *,
         batch_size: int | None = None,
         device: Any = "cpu",
-        prefetch: int = 1,
+        prefetch: int | None = None,
         non_blocking: bool = True,
         last_batch: str | None = None,
         num_workers: int | None = None,
@@ -165,6 +170,8 @@ class Loader:
             raise InvalidArgumentError(
                 "Loader: give a positive batch_size (or construct the reader with max_batch_size)."
             )
+        if prefetch is None:  # (see the docstring: exact checkpoints of the generators too)
+            prefetch = 0 if getattr(reader, "_checkpointing", False) else 1
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 0:
             raise InvalidArgumentError(
                 f"Loader: prefetch must be an integer >= 0 (got {prefetch!r})."
@@ -237,7 +244,7 @@ class Loader:
         epoch = self._pool.epoch(self.batch_size, self.last_batch, track, self.prefetch)
         for result, state in epoch:
             yield self._deliver(result, state)
-        self.epoch += 1
+        self._epoch_done()
 
     def close(self) -> None:
         """Stop the worker processes and free their shared memory (they start again on the
@@ -267,18 +274,24 @@ class Loader:
         extra = {} if self.last_batch is None else {"last_batch": self.last_batch}
         for outputs in self.reader.next_epoch(batch_size=self.batch_size, **extra):
             result = call_fn(self.fn, outputs)
-            state = self.reader.get_state() if track else None
+            state = self.reader._current_state() if track else None
             pending.append((result, state))
             if len(pending) > self.prefetch:
                 yield self._deliver(*pending.popleft())
         while pending:
             yield self._deliver(*pending.popleft())
-        self.epoch += 1
+        self._epoch_done()
 
     def _deliver(self, result: Any, state: Any) -> Any:
         out = to_torch(result, self.device, self.non_blocking)
         self._state = state
+        if state is not None:  # the reader's get_state() (a Checkpoint's) is where we stand
+            self.reader._delivered_state = state
         return out
+
+    def _epoch_done(self) -> None:
+        self.epoch += 1
+        self.reader._delivered_state = None  # (all delivered: the reader's own state again)
 
     # --- checkpointing (needs a reader built with enable_checkpointing=True) ----------------
     def state_dict(self) -> dict[str, Any]:
@@ -300,11 +313,12 @@ class Loader:
                 raise RuntimeError(
                     "Loader.state_dict() needs a reader built with enable_checkpointing=True."
                 )
-            return dict(self.reader.get_state())
+            return dict(self.reader._current_state())
         return dict(self._state)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resume from :meth:`state_dict` (call before the first iteration)."""
+        self.reader._delivered_state = None
         self.reader.set_state(dict(state))
 
     def __repr__(self) -> str:

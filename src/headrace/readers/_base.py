@@ -977,8 +977,17 @@ class Reader:
         """The consumer's position (data epoch, index in it), seed and sharding.
 
         Needs ``enable_checkpointing=True`` (or an earlier :meth:`set_state`) and a started
-        epoch. A fresh reader given this state resumes exactly after the last item received.
+        epoch. A fresh reader given this state resumes exactly after the last item received;
+        while a ``headrace.pytorch.Loader`` reads ahead of what it has yielded, that is the
+        state after the loader's last yielded batch.
         """
+        delivered = self.__dict__.get("_delivered_state")
+        if delivered is not None:
+            return ReaderState(delivered)
+        return self._current_state()
+
+    def _current_state(self) -> ReaderState:
+        """:meth:`get_state` of the reader's own position (batches read ahead included)."""
         if not self._started:  # checked first, as the reference does
             raise RuntimeError(
                 f"Reader {self._name!r}: Cannot get the reader's state before its first "
