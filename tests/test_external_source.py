@@ -105,3 +105,29 @@ def test_a_reference_tensor_list_becomes_a_batch() -> None:
     uniform = tensors.TensorListCPU([np.full((2,), i, np.int32) for i in range(3)])
     out = ExternalSource(lambda: uniform)()
     assert isinstance(out, Batch) and out.batch_size == 3  # not a dense (3, 2) Tensor
+
+
+def test_an_iterable_is_asked_for_its_iterator_once_per_pass() -> None:
+    """As the reference: ``iter(source)`` once per pass (it was twice: a source that is its own
+    iterator, whose __iter__ has side effects, saw them twice)."""
+
+    class Counting:
+        def __init__(self) -> None:
+            self.calls = 0
+            self.i = 0
+
+        def __iter__(self) -> Counting:
+            self.calls += 1
+            self.i = 0
+            return self
+
+        def __next__(self) -> np.ndarray:
+            self.i += 1
+            if self.i > 2:
+                raise StopIteration
+            return np.full(2, self.i, np.float32)
+
+    source = Counting()
+    src = ExternalSource(source, cycle="quiet")
+    assert [src().torch().tolist() for _ in range(3)] == [[1.0, 1.0], [2.0, 2.0], [1.0, 1.0]]
+    assert source.calls == 2  # the first pass and the cycle's restart

@@ -141,7 +141,7 @@ class ExternalSource:
                     raise StopIteration
                 self._exhausted, self._it = False, None  # "raise": restart after one stop
             if self._it is None:
-                self._it = iter(self._restart())
+                self._it = self._restart()
             try:
                 return next(self._it)
             except StopIteration:
@@ -149,7 +149,7 @@ class ExternalSource:
                 if self._cycle != "quiet":
                     raise
             self._exhausted = False
-            self._it = iter(self._restart())
+            self._it = self._restart()
             return next(self._it)  # an empty source stops here even when cycling
 
     def __call__(self, *, batch_size: int | None = None) -> Any:
