@@ -141,3 +141,10 @@ def test_rng_argument_checked_and_gpu_matches_cpu():
     gpu = ndd.random.uniform(batch_size=4, shape=[3], rng=RNG(seed=6), device="gpu")
     assert gpu.device.device_type == "gpu"
     assert np.array_equal(cpu.numpy(), gpu.torch().cpu().numpy())
+
+
+def test_normal_with_a_negative_stddev_mirrors_the_draws() -> None:
+    """As the reference: ``mean + stddev * z`` (numpy's normal refused a negative scale)."""
+    pos = ndd.random.normal(shape=[4], stddev=2.0, rng=ndd.random.RNG(seed=5)).torch()
+    neg = ndd.random.normal(shape=[4], stddev=-2.0, rng=ndd.random.RNG(seed=5)).torch()
+    assert neg.tolist() == (-pos).tolist() and pos.abs().sum() > 0

@@ -132,8 +132,9 @@ def draw_uniform(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], 
 
 
 def draw_normal(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], i: int) -> Any:
-    """Normal values with ``mean`` and ``stddev``."""
-    return gen.normal(a["mean"], a["stddev"], size=shape)
+    """Normal values with ``mean`` and ``stddev``: ``mean + stddev * z`` (the values numpy's
+    ``normal`` gives, and a negative ``stddev`` mirrors them, as in the reference)."""
+    return a["mean"] + a["stddev"] * gen.standard_normal(size=shape)
 
 
 def draw_coin_flip(gen: np.random.Generator, a: Vals, shape: Any, ins: list[Any], i: int) -> Any:
