@@ -1025,7 +1025,7 @@ ROWS: tuple[Row, ...] = (
             ),
         ),
         empty=True,
-        bad=({"stddev": -1.0}, ValueError),
+        bad=({"mean": "a"}, ValueError),
         random=True,
         gpu_by_device=True,
     ),
