@@ -745,9 +745,10 @@ def paste_params(
     h_ax, w_ax = layout.index("H"), layout.index("W")
     out = list(shape)
     anchor = [0] * len(shape)
+    f32 = np.float32  # (the reference's arguments are float32: 0.7 * 140 is 98, not 97.99...)
     for ax, pos in ((h_ax, paste_y), (w_ax, paste_x)):
-        out[ax] = max(int(shape[ax] * ratio), int(min_canvas_size))
-        anchor[ax] = int(pos * (out[ax] - shape[ax]))
+        out[ax] = max(int(f32(shape[ax]) * f32(ratio)), int(min_canvas_size))
+        anchor[ax] = int(f32(pos) * f32(out[ax] - shape[ax]))
     kwargs = {
         "anchor": tuple(anchor),
         "out_shape": tuple(out),

@@ -122,7 +122,7 @@ class Video(Reader):
         ``True``/``"scalar"``: the first frame number (int32, (1,)); ``"sequence"``: every
         frame's (int32, (F,)).
     enable_timestamps : bool
-        Every frame's presentation time in seconds (float32, (F,)).
+        Every frame's presentation time in seconds (float64, (F,), as the reference).
     image_type : {"RGB", "YCbCr"} or DALIImageType
         Colour space of the frames (default RGB).
     dont_use_mmap
@@ -211,6 +211,7 @@ class Video(Reader):
             ycbcr=vs.image_type_name(_OP, image_type) == "YCBCR",
             frame_num=vs.frame_num_mode(_OP, enable_frame_num),
             timestamps=bool(enable_timestamps),
+            timestamps_f64=True,
             fill=fill.astype(np.uint8),
         )
         src = vs.resolve_sources(_OP, filenames, labels, file_list, file_root)

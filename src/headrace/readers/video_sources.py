@@ -178,6 +178,7 @@ class ClipOutputs:
     ycbcr: bool = False
     frame_num: str | None = None
     timestamps: bool = False
+    timestamps_f64: bool = False  # (experimental.readers.Video gives them as float64)
     fill: np.ndarray | None = None  # per-channel value of frame number -1 (default 0)
 
     def out_types(self, labels: bool) -> tuple[tuple[_dt.DType, str | None], ...]:
@@ -188,7 +189,7 @@ class ClipOutputs:
         if self.frame_num is not None:
             out += ((_dt.int32, None),)
         if self.timestamps:
-            out += ((_dt.float32, None),)
+            out += ((_dt.float64 if self.timestamps_f64 else _dt.float32, None),)
         return out
 
 
@@ -248,7 +249,8 @@ class ClipDataset:
             out.append(np.array(nums, np.int32))
         if c.timestamps:
             ts = idx.timestamps()
-            out.append(np.array([ts[k] if k >= 0 else -1.0 for k in nums], np.float32))
+            tdt = np.float64 if c.timestamps_f64 else np.float32
+            out.append(np.array([ts[k] if k >= 0 else -1.0 for k in nums], tdt))
         return tuple(out)
 
 

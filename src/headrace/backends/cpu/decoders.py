@@ -68,6 +68,7 @@ def file_read(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Bat
 
 
 # --- audio -------------------------------------------------------------------------------------
+_DIRECT = (np.dtype(np.int16), np.dtype(np.int32))  # output types libsndfile reads itself
 def decode_audio(
     data: np.ndarray, v: dict[str, Any], rate_out: float
 ) -> tuple[np.ndarray, float, float]:
@@ -82,6 +83,11 @@ def decode_audio(
     with sf.SoundFile(io.BytesIO(memoryview(np.ascontiguousarray(data)))) as f:
         rate = file_rate = float(f.samplerate)
         resampling = rate_out > 0 and rate_out != rate
+        if np_dt in _DIRECT and not resampling and (not v["downmix"] or f.channels == 1):
+            # libsndfile's own integer read: exact (a float32 round trip moved a third of the
+            # samples of 16-bit files by one level)
+            x = f.read(dtype=np_dt.name, always_2d=True)
+            return (x[:, 0] if v["downmix"] else x), rate, file_rate
         x = f.read(dtype="float32", always_2d=True)
     if v["downmix"]:
         x = x.mean(axis=1, dtype=np.float32)

@@ -248,21 +248,33 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return iou.astype(F32)
 
 
+def last_argmax(a: np.ndarray, axis: int) -> np.ndarray:
+    """The index of the *last* maximum along ``axis`` (the reference breaks IoU ties that way).
+
+    Examples
+    --------
+    >>> last_argmax(np.array([[1, 3, 3], [2, 0, 2]]), 1).tolist()
+    [2, 2]
+    """
+    return a.shape[axis] - 1 - np.flip(a, axis).argmax(axis)
+
+
 def match_anchors(iou: np.ndarray, criteria: float) -> np.ndarray:
     """The box matched to each anchor (``-1``: none), SSD style.
 
     Each anchor takes its best box when that IoU is above ``criteria``; then each box claims its
-    own best anchor (boxes in order, later boxes win a shared anchor).
+    own best anchor (boxes in order, later boxes win a shared anchor); ties of IoU go to the
+    later box / anchor, as in the reference.
     """
     n_boxes, n_anchors = iou.shape
     match = np.full(n_anchors, -1, np.int64)
     if n_boxes == 0:
         return match
-    best_box = iou.argmax(axis=0)
+    best_box = last_argmax(iou, 0)
     best_iou = iou[best_box, np.arange(n_anchors)] if n_boxes > 1 else iou[0]
     ok = best_iou > criteria
     match[ok] = best_box[ok]
-    match[iou.argmax(axis=1)] = np.arange(n_boxes)
+    match[last_argmax(iou, 1)] = np.arange(n_boxes)
     return match
 
 
@@ -305,11 +317,11 @@ class AnchorSet:
             h -= w  # the unions
             iou = np.divide(w, h, out=tmp, where=h > 0)
             iou[h <= 0] = 0
-            claimed[k] = iou.argmax()
+            claimed[k] = m - 1 - iou[::-1].argmax()  # (the last anchor of the best IoU)
             if k == 0:
                 best[...] = iou
             else:
-                np.copyto(arg, k, where=iou > best)
+                np.copyto(arg, k, where=iou >= best)  # (ties: the later box)
                 np.maximum(best, iou, out=best)
         match = np.where(best > criteria, arg, -1)
         match[claimed] = np.arange(len(b))
@@ -326,9 +338,9 @@ class AnchorSet:
         inter = w * h
         union = (self.area + (r - l) * (bt - t)) - inter
         iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-        best, arg = iou.max(axis=0), iou.argmax(axis=0)  # the first box of the best IoU
+        best, arg = iou.max(axis=0), last_argmax(iou, 0)  # the last box of the best IoU
         match = np.where(best > criteria, arg, -1)
-        match[iou.argmax(axis=1)] = np.arange(len(b))
+        match[last_argmax(iou, 1)] = np.arange(len(b))
         return match
 
 
@@ -420,10 +432,10 @@ def match_batch(aset: AnchorSet, boxes: list[np.ndarray], criteria: float) -> np
     iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
     real = np.arange(n) < counts[:, None]  # [S, N]
     iou[~real] = -1
-    best, arg = iou.max(axis=1), iou.argmax(axis=1)  # the first box of the best IoU
+    best, arg = iou.max(axis=1), last_argmax(iou, 1)  # the last box of the best IoU
     match = np.where(best > criteria, arg, -1)
     si, ki = np.nonzero(real)  # each box claims its best anchor, boxes in order
-    match[si, iou.argmax(axis=2)[si, ki]] = ki
+    match[si, last_argmax(iou, 2)[si, ki]] = ki
     return match
 
 

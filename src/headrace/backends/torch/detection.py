@@ -84,13 +84,16 @@ def _encode(
     match = torch.full((m,), -1, dtype=torch.int64, device=anchors.device)
     if boxes.shape[0]:
         iou = _iou(boxes, anchors)
-        best_iou, best_box = iou.max(dim=0)
+        n = iou.shape[0]  # (ties of IoU go to the later box / anchor, as in the reference)
+        best_iou, rev = iou.flip(0).max(dim=0)
+        best_box = n - 1 - rev
         match = torch.where(best_iou > v["criteria"], best_box, match)
         # each box claims its best anchor; later boxes win a shared one (as on the CPU): the
         # highest box index per anchor, on the device (no per-box loop on the host)
         boxes_idx = torch.arange(boxes.shape[0], dtype=torch.int64, device=anchors.device)
         claimed = torch.full((m,), -1, dtype=torch.int64, device=anchors.device)
-        claimed.scatter_reduce_(0, iou.argmax(dim=1), boxes_idx, reduce="amax")
+        best_anchor = m - 1 - iou.flip(1).argmax(dim=1)
+        claimed.scatter_reduce_(0, best_anchor, boxes_idx, reduce="amax")
         match = torch.where(claimed >= 0, claimed, match)
     hit = match >= 0
     out_labels = torch.zeros(m, dtype=labels.dtype, device=labels.device)

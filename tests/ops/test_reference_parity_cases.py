@@ -1,0 +1,69 @@
+"""Cases where headrace differed from the reference in example-style programs: IoU ties in
+box_encoder, float32 placement in paste, exact 16-bit audio, float64 video timestamps."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+import headrace as ndd
+
+
+def labels_of(batch: ndd.Batch) -> list[list[int]]:
+    return [np.asarray(t.torch()).ravel().tolist() for t in batch.tensors]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_box_encoder_ties_go_to_the_later_anchor_and_box(device: str) -> None:
+    anchors = [0.0, 0.25, 0.5, 0.75, 0.5, 0.25, 1.0, 0.75, 0.0, 0.0, 0.125, 0.125]
+    box = np.array([[0.25, 0.25, 0.75, 0.75]], np.float32)  # IoU 1/3 with anchors 0 and 1
+    _, lab = ndd.box_encoder(ndd.batch([box]), ndd.batch([np.array([7], np.int32)]),
+                             anchors=anchors, criteria=0.5, device=device)  # fmt: skip
+    assert labels_of(lab) == [[0, 7, 0]]
+    two = np.array([[0.0, 0.25, 0.5, 0.75], [0.0, 0.25, 0.5, 0.75]], np.float32)  # one anchor
+    _, lab = ndd.box_encoder(ndd.batch([two]), ndd.batch([np.array([3, 9], np.int32)]),
+                             anchors=anchors, criteria=0.5, device=device)  # fmt: skip
+    assert labels_of(lab)[0][0] == 9  # the later of two equal boxes
+
+
+def test_paste_places_the_image_with_float32_arithmetic() -> None:
+    img = np.full((281, 500, 3), 200, np.uint8)
+    out = np.asarray(ndd.paste(ndd.batch([img]), ratio=1.5, paste_x=0.3, paste_y=0.7,
+                               fill_value=(0, 0, 0)).select(0))  # fmt: skip
+    rows, cols = np.nonzero(out[..., 0] == 200)
+    # float32: 0.7 * 140 = 98 (float64 0.7 * 140 = 97.99999999999999)
+    assert out.shape == (421, 750, 3) and rows.min() == 98 and cols.min() == 75
+
+
+def test_16_bit_audio_decodes_exactly_as_int16() -> None:
+    sf = pytest.importorskip("soundfile")
+    rng = np.random.default_rng(0)
+    pcm = rng.integers(-32768, 32767, (4000, 2), dtype=np.int16)
+    buf = io.BytesIO()
+    sf.write(buf, pcm, 16000, format="WAV", subtype="PCM_16")
+    data = ndd.batch([np.frombuffer(buf.getvalue(), np.uint8)])
+    audio, _ = ndd.decoders.audio(data, dtype=ndd.int16, downmix=False)
+    np.testing.assert_array_equal(np.asarray(audio.select(0)), pcm)
+    wide, _ = ndd.decoders.audio(data, dtype=ndd.int32, downmix=False)
+    np.testing.assert_array_equal(np.asarray(wide.select(0)), pcm.astype(np.int32) << 16)
+
+
+@pytest.mark.dali
+def test_box_encoder_ties_match_the_reference() -> None:
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    rng = np.random.default_rng(1)
+    grid = np.linspace(0, 1, 5, dtype=np.float32)
+    anchors = np.array([[x, y, x + 0.25, y + 0.25] for x in grid[:4] for y in grid[:4]],
+                       np.float32).ravel().tolist()  # fmt: skip
+    corners = [rng.choice(grid, (3, 4)) for _ in range(4)]
+    boxes = [
+        np.ascontiguousarray(np.concatenate([np.minimum(c[:, :2], c[:, 2:]),
+                                             np.maximum(c[:, :2], c[:, 2:])], 1))
+        for c in corners
+    ]  # fmt: skip
+    labels = [np.arange(1, 4, dtype=np.int32) for _ in boxes]
+    mine = ndd.box_encoder(ndd.batch(boxes), ndd.batch(labels), anchors=anchors, criteria=0.3)
+    ref = dndd.box_encoder(dndd.batch(boxes), dndd.batch(labels), anchors=anchors, criteria=0.3)
+    assert labels_of(mine[1]) == [np.asarray(t).ravel().tolist() for t in ref[1].tensors]
