@@ -4,6 +4,7 @@ box_encoder, float32 placement in paste, exact 16-bit audio, float64 video times
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,3 +68,46 @@ def test_box_encoder_ties_match_the_reference() -> None:
     mine = ndd.box_encoder(ndd.batch(boxes), ndd.batch(labels), anchors=anchors, criteria=0.3)
     ref = dndd.box_encoder(dndd.batch(boxes), dndd.batch(labels), anchors=anchors, criteria=0.3)
     assert labels_of(mine[1]) == [np.asarray(t).ravel().tolist() for t in ref[1].tensors]
+
+
+CUTS = [(0.10003, 0.20007), (0.10007, 0.20003), (0.0, 1.99996), (0.5, None), (None, 0.3),
+        (0.0, 5.0), (1.9, 0.5)]  # fmt: skip
+
+
+def _nemo_files(tmp_path: Any) -> tuple[np.ndarray, str]:
+    import json
+
+    sf = pytest.importorskip("soundfile")
+    sig = (np.arange(32000) % 30000).astype(np.int16)
+    sf.write(str(tmp_path / "a.wav"), sig, 16000, "PCM_16")
+    with open(tmp_path / "m.json", "w") as f:
+        for off, dur in CUTS:
+            entry: dict[str, Any] = {"audio_filepath": str(tmp_path / "a.wav"), "text": "x"}
+            if off is not None:
+                entry["offset"] = off
+            if dur is not None:
+                entry["duration"] = dur
+            f.write(json.dumps(entry) + "\n")
+    return sig, str(tmp_path / "m.json")
+
+
+def test_nemo_manifest_offset_and_duration_cut_the_audio(tmp_path: Any) -> None:
+    sig, manifest = _nemo_files(tmp_path)
+    r = ndd.readers.NemoAsr(manifest_filepaths=[manifest], dtype=ndd.int16)
+    ((audio, _, _),) = list(r.next_epoch(batch_size=len(CUTS)))
+    for (off, dur), t in zip(CUTS, audio.tensors):
+        start = int(np.floor((off or 0.0) * 16000))
+        stop = None if dur is None else start + int(np.floor(dur * 16000))
+        np.testing.assert_array_equal(np.asarray(t), sig[start:stop])
+
+
+@pytest.mark.dali
+def test_nemo_cuts_match_the_reference(tmp_path: Any) -> None:
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    _, manifest = _nemo_files(tmp_path)
+    got = []
+    for lib in (ndd, dndd):
+        r = lib.readers.NemoAsr(manifest_filepaths=[manifest], dtype=lib.int16)
+        ((audio, _, _),) = list(r.next_epoch(batch_size=len(CUTS)))
+        got.append([np.asarray(t).tolist() for t in audio.tensors])
+    assert got[0] == got[1]

@@ -41,13 +41,15 @@ class ManifestError(InvalidArgumentError):
 
 def read_manifests(
     paths: Sequence[Any], min_duration: float, max_duration: float
-) -> list[tuple[str, str]]:
-    """``(audio path, text)`` of every manifest entry whose ``duration`` is within the limits.
+) -> list[tuple[str, str, tuple[float, float | None] | None]]:
+    """``(audio path, text, span)`` of every manifest entry whose ``duration`` is within the
+    limits; ``span`` is ``(offset, duration)`` in seconds when the entry gives either (the part
+    of the file read), else ``None``.
 
     Relative audio paths are relative to their manifest's folder; a missing ``text`` is empty;
     a limit of 0 or less is no limit, and entries without ``duration`` always pass.
     """
-    entries: list[tuple[str, str]] = []
+    entries: list[tuple[str, str, tuple[float, float | None] | None]] = []
     for m in paths:
         mpath = os.fspath(m)
         base = os.path.dirname(os.path.abspath(mpath))
@@ -79,7 +81,11 @@ def read_manifests(
                 ):
                     continue
             text = entry.get("text", "")
-            entries.append((os.path.join(base, audio), str(text)))
+            offset = entry.get("offset")
+            span = None
+            if offset is not None or dur is not None:
+                span = (float(offset or 0.0), None if dur is None else float(dur))
+            entries.append((os.path.join(base, audio), str(text), span))
     return entries
 
 
@@ -89,7 +95,10 @@ class _NemoDataset:
     read_errors = (OSError, DecodeError)
 
     def __init__(
-        self, entries: list[tuple[str, str]], decode: dict[str, Any], outputs: tuple[bool, ...]
+        self,
+        entries: list[tuple[str, str, tuple[float, float | None] | None]],
+        decode: dict[str, Any],
+        outputs: tuple[bool, ...],
     ) -> None:
         self.entries = entries
         self.decode = decode
@@ -102,7 +111,7 @@ class _NemoDataset:
         return self.entries[index][0]
 
     def read(self, index: int) -> tuple[np.ndarray, ...]:
-        path, text = self.entries[index]
+        path, text, span = self.entries[index]
         try:
             data = np.fromfile(path, np.uint8)
         except OSError as e:
@@ -110,7 +119,7 @@ class _NemoDataset:
             cls = MissingFileError if code == errno.ENOENT else FileReadError
             raise cls(code, f"{_OP}: cannot read sample {index} ({e.strerror or e})", path) from e
         try:
-            audio, _, rate = decode_audio(data, self.decode, self.decode["sample_rate"])
+            audio, _, rate = decode_audio(data, self.decode, self.decode["sample_rate"], span)
         except Exception as e:  # soundfile.LibsndfileError, RuntimeError: unreadable data
             raise DecodeError(
                 f"{_OP}: sample {index} ({path!r}): cannot decode the audio file ({e})."
@@ -130,9 +139,10 @@ class NemoAsr(Reader):
     transcript and its index.
 
     A manifest has one JSON object a line: ``audio_filepath`` (required; relative paths are
-    relative to the manifest's folder), ``duration`` in seconds and ``text`` (empty when
-    missing). As in the reference, ``offset`` and ``duration`` do not cut the audio: the whole
-    file is read.
+    relative to the manifest's folder), ``offset`` and ``duration`` in seconds and ``text``
+    (empty when missing). As in the reference, ``offset`` and ``duration`` cut the audio:
+    ``floor(duration * rate)`` samples from sample ``floor(offset * rate)`` of the file (to its
+    end without ``duration``), before any resampling.
 
     Parameters
     ----------

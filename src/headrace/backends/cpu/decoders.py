@@ -69,11 +69,19 @@ def file_read(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Bat
 
 # --- audio -------------------------------------------------------------------------------------
 _DIRECT = (np.dtype(np.int16), np.dtype(np.int32))  # output types libsndfile reads itself
+
+
 def decode_audio(
-    data: np.ndarray, v: dict[str, Any], rate_out: float
+    data: np.ndarray,
+    v: dict[str, Any],
+    rate_out: float,
+    span: tuple[float, float | None] | None = None,
 ) -> tuple[np.ndarray, float, float]:
     """One file's signal (``(time, channels)`` or downmixed 1-D) as ``v`` asks, its rate, and the
-    file's own rate."""
+    file's own rate. ``span = (offset, duration)`` in seconds (duration ``None``: to the end)
+    keeps only that part, cut at the file's rate before anything else: samples
+    ``floor(offset * rate)`` on, ``floor(duration * rate)`` of them (as the reference's NeMo
+    reader cuts a manifest entry)."""
     import io
 
     import soundfile as sf
@@ -86,9 +94,9 @@ def decode_audio(
         if np_dt in _DIRECT and not resampling and (not v["downmix"] or f.channels == 1):
             # libsndfile's own integer read: exact (a float32 round trip moved a third of the
             # samples of 16-bit files by one level)
-            x = f.read(dtype=np_dt.name, always_2d=True)
+            x = _cut(f.read(dtype=np_dt.name, always_2d=True), span, rate)
             return (x[:, 0] if v["downmix"] else x), rate, file_rate
-        x = f.read(dtype="float32", always_2d=True)
+        x = _cut(f.read(dtype="float32", always_2d=True), span, rate)
     if v["downmix"]:
         x = x.mean(axis=1, dtype=np.float32)
     if resampling:
@@ -98,6 +106,15 @@ def decode_audio(
     if np_dt != np.float32:
         x = saturate(x * np.float32(audio_scale(np.dtype(np.float32), np_dt)), np_dt)
     return x, rate, file_rate
+
+
+def _cut(x: np.ndarray, span: tuple[float, float | None] | None, rate: float) -> np.ndarray:
+    if span is None:
+        return x
+    offset, duration = span
+    start = max(int(np.floor(offset * rate)), 0)
+    stop = None if duration is None else start + max(int(np.floor(duration * rate)), 0)
+    return x[start:stop]
 
 
 def audio(kc: KernelContext, ins: list[Any], v: dict[str, Any]) -> tuple[Batch, Batch]:
