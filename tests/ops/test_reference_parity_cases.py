@@ -111,3 +111,17 @@ def test_nemo_cuts_match_the_reference(tmp_path: Any) -> None:
         ((audio, _, _),) = list(r.next_epoch(batch_size=len(CUTS)))
         got.append([np.asarray(t).tolist() for t in audio.tensors])
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_cmn_padded_window_fills_the_extra_channel(device: str) -> None:
+    """pad_output with a window out of bounds: the extra channel holds the fill value over the
+    image too (the reference's output); inside the image it is 0."""
+    img = np.full((4, 5, 3), 200, np.uint8)
+    kw = dict(fill_values=[1.0], pad_output=True, mean=[128.0], std=[64.0], output_layout="HWC")
+    out = ndd.crop_mirror_normalize(ndd.batch([img], device=device), crop=(6, 7),
+                                    out_of_bounds_policy="pad", **kw)  # fmt: skip
+    a = out.torch().cpu().numpy()[0]
+    assert a[0, 0].tolist() == [1.0] * 4 and a[2, 2].tolist() == [1.125, 1.125, 1.125, 1.0]
+    inside = ndd.crop_mirror_normalize(ndd.batch([img], device=device), crop=(2, 2), **kw)
+    assert inside.torch().cpu().numpy()[0][0, 0].tolist() == [1.125, 1.125, 1.125, 0.0]

@@ -295,9 +295,9 @@ def _cmn_padded(x: np.ndarray, layout: str, args: dict) -> np.ndarray:
         )  # fmt: skip
         if inner is not region:  # (written straight into the window when the kernel could)
             region[...] = inner
-        if args["pad_output"]:  # the extra channel is 0 where there is image, fill elsewhere
-            dst_box[c_axis] = _slice(shape[c_axis], shape[c_axis] + 1)
-            out[tuple(dst_box[p] for p in perm)] = 0
+        if args["pad_output"]:  # the extra channel keeps its fill value where there is image
+            dst_box[c_axis] = _slice(shape[c_axis], shape[c_axis] + 1)  # too, as the reference
+            out[tuple(dst_box[p] for p in perm)] = fill[-1] if fill.size > 1 else fill.item()
     return out
 
 

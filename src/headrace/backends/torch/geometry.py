@@ -164,10 +164,12 @@ def crop_mirror_normalize(
         d, n = dst[mirror_axis], shape[mirror_axis]
         dst[mirror_axis] = _slice(n - d.stop, n - d.start)
     if all(b.stop > b.start for b in src_box):
-        if pad_output:  # the extra channel is 0 where there is image, fill elsewhere
-            vals = torch.cat(
-                [vals, torch.zeros_like(vals.narrow(channel_axis, 0, 1))], channel_axis
-            )
+        if pad_output:  # the extra channel: 0 inside the image; with a window out of bounds,
+            # its fill value everywhere (as the reference)
+            extra = torch.zeros_like(vals.narrow(channel_axis, 0, 1))
+            if not inside:
+                extra += float(fill[-1] if fill.size > 1 else fill[0])
+            vals = torch.cat([vals, extra], channel_axis)
             dst[channel_axis] = _slice(0, shape[channel_axis] + 1)
         out[tuple(dst)] = vals
     del inside
