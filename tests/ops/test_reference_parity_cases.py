@@ -125,3 +125,15 @@ def test_cmn_padded_window_fills_the_extra_channel(device: str) -> None:
     assert a[0, 0].tolist() == [1.0] * 4 and a[2, 2].tolist() == [1.125, 1.125, 1.125, 1.0]
     inside = ndd.crop_mirror_normalize(ndd.batch([img], device=device), crop=(2, 2), **kw)
     assert inside.torch().cpu().numpy()[0][0, 0].tolist() == [1.125, 1.125, 1.125, 0.0]
+
+
+def test_crop_d_cuts_the_frames_of_a_sequence() -> None:
+    """FHWC has no depth axis: crop_d / crop_pos_z cut the frames, as the reference."""
+    clip = np.stack([np.full((6, 8, 3), k, np.uint8) for k in range(8)])
+    for depth, pos, frames in ((3, 0.0, [0, 1, 2]), (4, 0.5, [2, 3, 4, 5]), (3, 1.0, [5, 6, 7])):
+        out = ndd.crop(ndd.batch([clip], layout="FHWC"), crop_d=depth, crop_h=4, crop_w=4,
+                       crop_pos_z=pos)  # fmt: skip
+        a = np.asarray(out.select(0))
+        assert a.shape == (depth, 4, 4, 3) and a[:, 0, 0, 0].tolist() == frames
+    whole = ndd.crop(ndd.batch([clip], layout="FHWC"), crop_h=4, crop_w=4)
+    assert np.asarray(whole.select(0)).shape == (8, 4, 4, 3)

@@ -165,6 +165,11 @@ def _spatial_window(
     anchor, extent = [0] * len(shape), list(shape)
     for i, a in enumerate(sp):
         anchor[a], extent[a] = a_sp[i], e_sp[i]
+    if crop is None and crop_d is not None and "D" not in layout and "F" in layout:
+        # a sequence without a depth axis: crop_d / crop_pos_z cut its frames, as the reference
+        f = layout.index("F")
+        win = crop_window(op, [shape[f]], [float(crop_d)], [pos[2]], rounding)
+        (anchor[f],), (extent[f],) = win
     return apply_oob_policy(op, anchor, extent, shape, policy)
 
 
