@@ -72,8 +72,7 @@ class ReadAhead:
             if expected == group:
                 return rows
             ahead.clear()  # the stream changed course (e.g. a skipped sample): read alone a while
-            self._pause = self._samples // max(len(group), 1) << min(self._failures, 3)
-            self._failures += 1
+            self._back_off(self._samples // max(len(group), 1))
         wanted = self._samples - len(group)
         if self._left is not None:
             wanted = min(wanted, self._left)
@@ -86,9 +85,14 @@ class ReadAhead:
                 self._failures = 0
                 ahead.extend(zip(groups[1:], got[1:]))
                 return got[0]
-            self._pause = (len(groups) - 1) << min(self._failures, 3)  # (the first: read now)
-            self._failures += 1
+            self._back_off(len(groups) - 1)  # (the first is read alone now)
         return self._read_batch(group, skip=self._skip)
+
+    def _back_off(self, groups: int) -> None:
+        """Read the next ``groups`` groups alone, twice as many after each failure in a row
+        (up to 8 times)."""
+        self._pause = groups << min(self._failures, 3)
+        self._failures += 1
 
 
 __all__ = ["READ_AHEAD_SAMPLES", "ReadAhead", "Upcoming"]

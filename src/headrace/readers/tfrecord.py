@@ -43,6 +43,7 @@ from headrace.readers.tfrecord_index import (
     HEADER,
     TFRecordError,
     load_or_build_index,
+    mask_crc,
     read_index,
 )
 from headrace.readers.tfrecord_scan import PAD, ExampleBatch
@@ -169,11 +170,11 @@ class _TFRecordDataset:
         self.offsets = array.array("q", offsets.astype(np.int64).tobytes())
         self.sizes = array.array("q", sizes.astype(np.int64).tobytes())
         self.first_record = [int(v) for v in first_record]  # dataset index of each record 0
-        self._where_np = (
-            file_ids.astype(np.int32),
-            offsets.astype(np.int64),
-            sizes.astype(np.int64),
-        )
+        # (numpy views of the same storage, for the batch reads of read_groups)
+        self._where_np = tuple(
+            np.frombuffer(a, t) for a, t in ((self.file_ids, np.int32), (self.offsets, np.int64),
+                                             (self.sizes, np.int64))
+        )  # fmt: skip
         self._prefix = [f"{p} (record " for p in paths]
         self.features = list(features.items())
         self.extractors = [batch_extractor(name, f) for name, f in features.items()]
@@ -245,7 +246,7 @@ class _TFRecordDataset:
                 continue
             length, length_crc = _HEAD.unpack_from(view, base)
             if head_crcs.get(length) != length_crc:  # the header's CRC depends on the length only
-                if _masked(crc(u8[base : base + 8])) != length_crc:
+                if mask_crc(crc(u8[base : base + 8])) != length_crc:
                     out.append(("corrupt record header (length CRC mismatch)", TFRecordError, None))
                     continue
                 if len(head_crcs) < _HEAD_CRC_CACHE:
@@ -264,7 +265,7 @@ class _TFRecordDataset:
             checked.append(len(out))
             out.append(view[start:end])
         if checked:
-            masked = _masked(np.array(computed, np.int64))
+            masked = mask_crc(np.array(computed, np.int64))
             for j in np.flatnonzero(masked != np.array(stored, np.int64)).tolist():
                 out[checked[j]] = ("corrupt record data (data CRC mismatch)", TFRecordError, None)
         return out
@@ -329,12 +330,12 @@ class _TFRecordDataset:
             return None
         at = np.fromiter(indices, np.int64, n)
         fids, offsets, sizes = (a[at] for a in self._where_np)
-        bytes_read = sizes.cumsum()
-        if bytes_read[-1] > _READ_BYTES and len(groups) > 1:  # fewer groups, within the bound
-            ends = np.cumsum([len(g) for g in groups])
-            keep = max(1, int(np.searchsorted(bytes_read[ends - 1], _READ_BYTES, "right")))
-            groups, n = groups[:keep], int(ends[keep - 1])
-            at, fids, offsets, sizes = at[:n], fids[:n], offsets[:n], sizes[:n]
+        ends = sizes.cumsum()  # (each record's end in the buffer below)
+        if ends[-1] > _READ_BYTES and len(groups) > 1:  # fewer groups, within the bound
+            last = np.cumsum([len(g) for g in groups]) - 1
+            keep = max(1, int(np.searchsorted(ends[last], _READ_BYTES, "right")))
+            groups, n = groups[:keep], int(last[keep - 1]) + 1
+            fids, offsets, sizes, ends = fids[:n], offsets[:n], sizes[:n], ends[:n]
         try:
             files = {fid: self.files.get(fid) for fid in np.unique(fids).tolist()}
             limit = np.zeros(max(files) + 1, np.int64)
@@ -350,7 +351,6 @@ class _TFRecordDataset:
             return None
         buf = np.frombuffer(b"".join([*parts, bytes(PAD)]), np.uint8)
         del parts
-        ends = sizes.cumsum()
         if len(buf) != ends[-1] + PAD:  # a short positional read: the file shrank
             return None
         starts = ends - sizes
@@ -376,7 +376,7 @@ class _TFRecordDataset:
         head_crcs = self._head_crcs
         known = np.fromiter(map(head_crcs.get, lengths.tolist(), itertools.repeat(-1)), np.int64)
         for j in (known != length_crcs).nonzero()[0].tolist():  # lengths not seen yet
-            if _masked(self._crc(head[j, :8])) != length_crcs[j]:
+            if mask_crc(self._crc(head[j, :8])) != length_crcs[j]:
                 return False
             if len(head_crcs) < _HEAD_CRC_CACHE:
                 head_crcs[int(lengths[j])] = int(length_crcs[j])
@@ -388,7 +388,7 @@ class _TFRecordDataset:
             np.int64,
             len(starts),
         )
-        return not np.count_nonzero(_masked(computed) != stored)
+        return not np.count_nonzero(mask_crc(computed) != stored)
 
     def _walk(
         self, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
@@ -445,11 +445,6 @@ class _TFRecordDataset:
         except Exception:  # protobuf's DecodeError
             return None
         return list(map(_FEATURE_MAP, examples))
-
-
-def _masked(crc: Any) -> Any:
-    """TFRecord's masked CRC of a CRC-32C (ints or int64 arrays)."""
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def _field_head(n: int) -> bytes:

@@ -23,6 +23,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,17 @@ class TFRecordError(HeadraceError, ValueError, RuntimeError):
         self.offset = offset
 
 
+def mask_crc(crc: Any) -> Any:
+    """TFRecord's mask of a CRC-32C (an int, or an int64 array of them).
+
+    Examples
+    --------
+    >>> hex(mask_crc(0))
+    '0xa282ead8'
+    """
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
 def masked_crc(data: bytes | memoryview) -> int:
     """The masked CRC-32C TFRecord stores after the length and after the data.
 
@@ -62,8 +74,7 @@ def masked_crc(data: bytes | memoryview) -> int:
     >>> hex(masked_crc(b""))
     '0xa282ead8'
     """
-    crc = crc32c_module().value(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+    return mask_crc(crc32c_module().value(data))
 
 
 def scan(path: str, what: str = "readers.TFRecord") -> tuple[np.ndarray, np.ndarray, str | None]:
@@ -88,8 +99,7 @@ def scan(path: str, what: str = "readers.TFRecord") -> tuple[np.ndarray, np.ndar
                 break
             (length,) = struct.unpack_from("<Q", head)
             (stored,) = struct.unpack_from("<I", head, 8)
-            c = crc(head[:8])
-            if (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF != stored:
+            if mask_crc(crc(head[:8])) != stored:
                 problem = "corrupt record header (length CRC mismatch)"
                 break
             if length > total - pos - FRAMING:

@@ -175,9 +175,8 @@ class ExampleBatch:
         bad = (kind != _TAGS[f.type]) | (start == end) | (buf[start] != 0x0A) | (length < 0)
         if np.count_nonzero(bad | (first + length != end)):
             return None  # values of another type, none, or not packed (protobuf says which)
+        # (the walk checked every list: whole 4-byte floats, whole varints of at most 64 bits)
         if f.type == tf_float32:
-            if np.count_nonzero(length & 3):
-                return None
             return _shaped(buf[_gather_index(first, length)].view("<f4"), length >> 2, f)
         if f.type == tf_int64:
             return _shaped_varints(buf, first, length, f)
@@ -288,24 +287,17 @@ def _whole_varints(buf: np.ndarray, first: np.ndarray, length: np.ndarray) -> bo
 def _shaped_varints(
     buf: np.ndarray, first: np.ndarray, length: np.ndarray, f: Feature
 ) -> list[np.ndarray] | None:
-    """Decode packed varints (int64 two's complement) and shape them per record."""
+    """Decode packed varints (int64 two's complement; whole, as :func:`_lists_ok` checked) and
+    shape them per record."""
     raw = buf[_gather_index(first, length)]
     if not np.count_nonzero(raw >= 0x80):  # one byte each: 0 to 127
         return _shaped(raw, length, f)
-    last = raw < 0x80
-    if np.count_nonzero(~last[length.cumsum() - 1]):  # a list ends inside a varint
-        return None
-    ends = last.nonzero()[0]
+    ends = (raw < 0x80).nonzero()[0]
     starts = np.concatenate(([0], ends[:-1] + 1))
     widths = ends - starts + 1
-    if widths.max() > 10 or (widths.max() == 10 and (raw[ends[widths == 10]] > 1).any()):
-        return None  # (protobuf refuses varints past 64 bits)
-    if widths.max() == 1:
-        values = raw.astype(np.int64)
-    else:
-        shifts = (np.arange(raw.size) - np.repeat(starts, widths)) * 7
-        bits = (raw & 0x7F).astype(np.uint64) << shifts.astype(np.uint64)
-        values = np.bitwise_or.reduceat(bits, starts).view(np.int64)
+    shifts = (np.arange(raw.size) - np.repeat(starts, widths)) * 7
+    bits = (raw & 0x7F).astype(np.uint64) << shifts.astype(np.uint64)
+    values = np.bitwise_or.reduceat(bits, starts).view(np.int64)
     # values per record: the varint ends that fall within each record's run of bytes
     counts = np.diff(np.searchsorted(ends, np.concatenate(([0], np.cumsum(length))) - 1, "right"))
     return _shaped(values, counts, f)
