@@ -238,8 +238,10 @@ def matrix_along_axis_batched(
                 (dst[:, r0:r1] if first else dst[..., r0:r1])[...] = 0
             elif first:
                 np.matmul(matrix[r0:r1, c0:c1], src[:, c0:c1], out=dst[:, r0:r1])
-            else:
-                np.matmul(src[..., c0:c1], matrix[r0:r1, c0:c1].T, out=dst[..., r0:r1])
+            else:  # as matrix_along_axis: matrix @ x^T into a (bands, frames) array, the
+                # same BLAS call per sample, so the same bits whatever the BLAS kernel
+                prod = np.matmul(matrix[r0:r1, c0:c1], src[..., c0:c1].transpose(0, 2, 1))
+                dst[..., r0:r1] = prod.transpose(0, 2, 1)
 
     parallel_parts(len(xs), part)
     return list(out), out
