@@ -90,8 +90,7 @@ def test_readers_warn_from_their_constructor(tmp_path):
     manifest.write_text("")
 
     def nemo():
-        with pytest.raises(RuntimeError, match="0 samples"):  # (only the warning matters)
-            ndd.readers.NemoAsr(manifest_filepaths=[str(manifest)], normalize_text=True)
+        ndd.readers.NemoAsr(manifest_filepaths=[str(manifest)], normalize_text=True)
 
     caught = _caught(nemo)
     assert [str(w.message) for w in caught] == [

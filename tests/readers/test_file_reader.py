@@ -140,8 +140,14 @@ def test_construction_errors_name_the_path(root: Path, tmp_path_factory: Any) ->
         File(files=["a", "b"], labels=[1])
     with pytest.raises(ValueError, match="shuffle_after_epoch"):
         File(file_root=str(root), shuffle_after_epoch=True, random_shuffle=True)
-    with pytest.raises(RuntimeError, match="fewer than num_shards"):
-        File(files=["a", "b"], num_shards=3)
+    # the reference makes the reader and raises at its first use, in its own words
+    small = File(files=["a", "b"], num_shards=3)
+    for use in (lambda: list(small.next_epoch()), small.get_metadata, lambda: small()):
+        with pytest.raises(RuntimeError, match=r'Assert on "num_shards_ <= Size\(\)" failed: '
+                           "The number of input samples: 2, needs to be at least equal to the "
+                           "requested number of shards: 3"):  # fmt: skip
+            use()
+    assert "File" in repr(small)
 
 
 def test_argument_errors(root: Path) -> None:

@@ -465,6 +465,12 @@ def _plain_arg(name: str, value: Any) -> Any:
     return value
 
 
+class _TooFewSamplesError(RuntimeError):
+    """The dataset has fewer samples than shards: as in the reference, the reader is made and
+    this is raised at its first use. (Paths that do not exist and damaged files are reported
+    by the constructor: earlier than the reference, which reports them at the first use too.)"""
+
+
 def _recording_init(init: Callable[..., None]) -> Callable[..., None]:
     """``init``, first noting the outermost constructor call's arguments in ``_init_args``."""
     sig = inspect.signature(init)
@@ -491,6 +497,12 @@ def _recording_init(init: Callable[..., None]) -> Callable[..., None]:
         self._constructing = True
         try:
             init(self, *args, **kwargs)
+        except _TooFewSamplesError as e:
+            # kept for the reader's first use (``next_epoch``, a call, metadata, state), where
+            # the reference raises it
+            if not outermost:
+                raise
+            self._deferred_error = e
         finally:
             if outermost:
                 self._constructing = False
@@ -657,15 +669,19 @@ class Reader:
         """Called by subclasses once ``_dataset`` is set: checks the size, fixes the seed."""
         n = len(self._dataset)
         if n < self._num_shards:
-            raise RuntimeError(
-                f"readers.{type(self).__name__}: the dataset has {n} samples, fewer than "
-                f"num_shards={self._num_shards}."
+            # (worded as the reference's message, which programs and tests match)
+            raise _TooFewSamplesError(
+                f"readers.{type(self).__name__}: the dataset is smaller than num_shards: "
+                f'Assert on "num_shards_ <= Size()" failed: The number of input samples: {n}, '
+                f"needs to be at least equal to the requested number of shards: "
+                f"{self._num_shards}."
             )
         if self._seed is None:
             global_only = self._global_shuffle and not self._random_shuffle
             self._seed = _GLOBAL_SHUFFLE_SEED if global_only else secrets.randbits(63)
 
     def _plan(self) -> EpochPlan:
+        self._raise_deferred()
         return EpochPlan(
             size=len(self._dataset),
             num_shards=self._num_shards,
@@ -716,6 +732,7 @@ class Reader:
         >>> [lab.torch().flatten().tolist() for _, lab in r.next_epoch(2, last_batch="partial")]
         [[1, 2]]
         """
+        self._raise_deferred()
         if capture or compile:
             bs = batch_size if batch_size is not None else self._max_batch_size
             return reader_loop(
@@ -882,6 +899,7 @@ class Reader:
         >>> label.torch().flatten().tolist()
         [1, 2, 0]
         """
+        self._raise_deferred()
         if getattr(self, "_capture_invalid", False):
             raise RuntimeError(INVALID_READER)
         if getattr(self, "_capture", None) is not None or (
@@ -961,6 +979,7 @@ class Reader:
         >>> File(files=[__file__]).get_metadata()["epoch_size"]
         1
         """
+        self._raise_deferred()
         n = len(self._dataset)
         pad = self._last_batch == "pad"
         return {
@@ -981,6 +1000,7 @@ class Reader:
         while a ``headrace.pytorch.Loader`` reads ahead of what it has yielded, that is the
         state after the loader's last yielded batch.
         """
+        self._raise_deferred()
         delivered = self.__dict__.get("_delivered_state")
         if delivered is not None:
             return ReaderState(delivered)
@@ -1027,6 +1047,7 @@ class Reader:
 
     def set_state(self, state: Any) -> None:
         """Continue from a state returned by :meth:`get_state` (only before the first epoch)."""
+        self._raise_deferred()
         if self._started:
             raise RuntimeError(
                 f"Reader {self._name!r}: cannot set the state after iteration has begun."
@@ -1108,8 +1129,16 @@ class Reader:
             )
         self._checkpointing = True
 
+    def _raise_deferred(self) -> None:
+        """Raise what the constructor found wrong with the data (``_TooFewSamplesError``)."""
+        err = self.__dict__.get("_deferred_error")
+        if err is not None:
+            raise err.with_traceback(None)
+
     def __repr__(self) -> str:
-        return f"readers.{type(self).__name__}(name={self._name!r}, size={len(self._dataset)})"
+        dataset = self.__dict__.get("_dataset")
+        size = "?" if dataset is None else len(dataset)
+        return f"readers.{type(self).__name__}(name={self._name!r}, size={size})"
 
 
 __all__ = ["Dataset", "EpochPlan", "Reader", "ReaderState", "as_path", "as_paths"]
