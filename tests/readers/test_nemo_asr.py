@@ -103,3 +103,22 @@ def test_errors_name_the_line_and_file(tmp_path: Path) -> None:
     m.write_text(json.dumps({"audio_filepath": "x.wav"}))
     with pytest.raises(ndd.DecodeError, match=r"NemoAsr: sample 0 .*x\.wav"):
         list(ndd.readers.NemoAsr(manifest_filepaths=[m]).next_epoch())
+
+
+def test_relative_paths_prefer_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the same relative name beside the manifest and in the working folder: the reference reads
+    # the working folder's file; with none there, headrace reads the manifest's folder
+    (tmp_path / "data").mkdir()
+    (tmp_path / "cwd").mkdir()
+    sf.write(tmp_path / "data" / "a.wav", np.zeros(100, np.float32), 16000)
+    sf.write(tmp_path / "cwd" / "a.wav", np.zeros(300, np.float32), 16000)
+    manifest = tmp_path / "data" / "m.json"
+    manifest.write_text(json.dumps({"audio_filepath": "a.wav"}) + "\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    (batch,) = ndd.readers.NemoAsr(manifest_filepaths=[manifest]).next_epoch(batch_size=1)
+    assert batch[0].tensors[0].shape == (300,)
+    monkeypatch.chdir(tmp_path)
+    (batch,) = ndd.readers.NemoAsr(manifest_filepaths=[manifest]).next_epoch(batch_size=1)
+    assert batch[0].tensors[0].shape == (100,)

@@ -46,7 +46,9 @@ def read_manifests(
     limits; ``span`` is ``(offset, duration)`` in seconds when the entry gives either (the part
     of the file read), else ``None``.
 
-    Relative audio paths are relative to their manifest's folder; a missing ``text`` is empty;
+    A relative audio path is taken from the working directory, as the reference does, when a
+    file is there, else from its manifest's folder (where NeMo's tools write it relative to);
+    a missing ``text`` is empty;
     a limit of 0 or less is no limit, and entries without ``duration`` always pass.
     """
     entries: list[tuple[str, str, tuple[float, float | None] | None]] = []
@@ -85,8 +87,16 @@ def read_manifests(
             span = None
             if offset is not None or dur is not None:
                 span = (float(offset or 0.0), None if dur is None else float(dur))
-            entries.append((os.path.join(base, audio), str(text), span))
+            entries.append((_audio_path(base, audio), str(text), span))
     return entries
+
+
+def _audio_path(manifest_dir: str, audio: str) -> str:
+    """An entry's audio file: relative paths from the working directory when a file is there
+    (the reference's rule), else from the manifest's folder."""
+    if os.path.isabs(audio) or os.path.exists(audio):
+        return audio
+    return os.path.join(manifest_dir, audio)
 
 
 class _NemoDataset:
@@ -138,8 +148,9 @@ class NemoAsr(Reader):
     """Read speech samples listed in NeMo manifests: audio, and optionally its sampling rate, its
     transcript and its index.
 
-    A manifest has one JSON object a line: ``audio_filepath`` (required; relative paths are
-    relative to the manifest's folder), ``offset`` and ``duration`` in seconds and ``text``
+    A manifest has one JSON object a line: ``audio_filepath`` (required; a relative path is
+    read from the working directory when a file is there, as the reference, else from the
+    manifest's folder), ``offset`` and ``duration`` in seconds and ``text``
     (empty when missing). As in the reference, ``offset`` and ``duration`` cut the audio:
     ``floor(duration * rate)`` samples from sample ``floor(offset * rate)`` of the file (to its
     end without ``duration``), before any resampling.
