@@ -137,3 +137,35 @@ def test_crop_d_cuts_the_frames_of_a_sequence() -> None:
         assert a.shape == (depth, 4, 4, 3) and a[:, 0, 0, 0].tolist() == frames
     whole = ndd.crop(ndd.batch([clip], layout="FHWC"), crop_h=4, crop_w=4)
     assert np.asarray(whole.select(0)).shape == (8, 4, 4, 3)
+
+
+def test_pad_extent_zero_means_the_batch_maximum() -> None:
+    x = ndd.batch([np.ones((8, 5), np.int16), np.ones((10, 7), np.int16)], layout="HW")
+    got = [t.shape for t in ndd.pad(x, shape=[0, 3]).tensors]
+    assert got == [(10, 5), (10, 7)]  # H: the batch's largest, as -1; W: never trimmed
+    got = [t.shape for t in ndd.pad(x, shape=[0, 3], align=[4, 1]).tensors]
+    assert got == [(12, 5), (12, 7)]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_cast_to_bool_rounds_floats_first(device: str) -> None:
+    x = ndd.batch([np.array([0.4, -0.4, 0.49, 0.5, -0.5, 1e-30, 0.0, 3.0], np.float32)])
+    got = np.asarray(ndd.cast(x, dtype=ndd.bool, device=device).cpu().tensors[0])
+    assert got.tolist() == [False, False, False, True, True, False, False, True]
+    ints = ndd.batch([np.array([0, 1, -2], np.int32)])
+    assert np.asarray(ndd.cast(ints, dtype=ndd.bool).tensors[0]).tolist() == [False, True, True]
+
+
+def test_warp_fill_value_takes_the_input_type_first() -> None:
+    x = ndd.batch([np.full((4, 6, 3), 200, np.uint8)], layout="HWC")
+    r = np.asarray(ndd.rotate(x, angle=45.0, fill_value=58.53, dtype=ndd.float32).tensors[0])
+    assert r[0, 0].tolist() == [59.0, 59.0, 59.0]  # 58.53 as uint8 first, then float
+
+
+def test_warp_of_float32_data_to_uint8_rounds_the_float32_result() -> None:
+    rng = np.random.default_rng(3)
+    x = ndd.batch([(rng.random((13, 14, 3)) * 255).astype(np.float32)], layout="HWC")
+    as_float = np.asarray(ndd.rotate(x, angle=33.0, fill_value=0.0).tensors[0])
+    as_u8 = np.asarray(ndd.rotate(x, angle=33.0, fill_value=0.0, dtype=ndd.uint8).tensors[0])
+    want = np.clip(np.floor(as_float + 0.5), 0, 255)  # (non-negative: halves up = away from 0)
+    assert np.abs(as_u8.astype(np.int32) - want).max() == 0

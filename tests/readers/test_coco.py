@@ -38,6 +38,8 @@ def _dataset(d):
     add(9, 17, [2, 2, 3, 3], {"size": [6, 8], "counts": rle_encode_string([14, 3, 3, 3, 3, 3, 19])},
         crowd=1)  # fmt: skip
     add(3, 42, [0, 5, 3, 3], [[0, 5, 3, 5, 3, 8], [8.5, 0.5, 11.5, 0.5, 11.5, 2.5]])
+    # values whose ratios differ between float32 and float64 division (the reference: float32)
+    add(1, 42, [1.37, 0.21, 10.13, 0.23], [[1.37, 0.21, 11.5, 2.28, 0.09, 0.13, 6.43, 9.61]])
     cats = [{"id": c} for c in (90, 3, 17, 42)]
     (d / "ann.json").write_text(json.dumps({"images": images, "annotations": anns,
                                             "categories": cats}))  # fmt: skip

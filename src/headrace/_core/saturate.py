@@ -8,7 +8,8 @@ Every kernel that turns computed values into an output type goes through :func:`
   ``trunc(v + copysign(nextafter(0.5, 0), v))`` never rounds the addition across an integer),
   then clamp to the target's range; NaN goes through the plain cast, as it always did;
 * integer → narrower integer: clamp in the integer domain (exact);
-* anything → bool: ``v != 0``; anything → float: a plain cast.
+* float → bool: rounded first (``|v| >= 0.5``, NaN true); integer → bool: ``v != 0``;
+  anything → float: a plain cast.
 
 The arithmetic runs in :func:`work_dtype`: float64 for float64 data and for 32/64-bit targets
 (float32 cannot hold their limits), float32 otherwise. 64-bit targets saturate at the largest
@@ -134,7 +135,7 @@ def saturate(
     if src == dtype:
         return v
     if dtype.kind == "b":
-        return v != 0
+        return ~(np.abs(v) < 0.5) if src.kind in "fc" else v != 0
     if dtype.kind not in "iu" or src.kind == "b":
         return v.astype(dtype)
     if src.kind in "iu":

@@ -700,8 +700,9 @@ def pad_params(
     maxs = list(batch_max_shape) if batch_max_shape is not None else list(in_shape)
     out = list(in_shape)
     for i, a in enumerate(ax):
-        # A requested extent below the input's keeps the input's (DALI never trims).
-        ext = max(int(maxs[a]) if target[i] < 0 else int(target[i]), int(in_shape[a]))
+        # A requested extent below the input's keeps the input's (DALI never trims); 0 or less
+        # asks for the batch's largest, as the reference.
+        ext = max(int(maxs[a]) if target[i] <= 0 else int(target[i]), int(in_shape[a]))
         al = max(int(aligns[i]), 1)
         out[a] = -(-ext // al) * al
     return KernelPlan(tuple(out), None, {"out_shape": tuple(out), "fill_value": float(fill_value)})

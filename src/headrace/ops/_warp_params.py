@@ -35,6 +35,7 @@ import numpy as np
 
 from headrace._core import layout as _layout
 from headrace._core.errors import InvalidArgumentError
+from headrace._core.saturate import saturate
 from headrace._dispatch.planned import KernelPlan
 from headrace.backends.shared.common import dali_radians as _dali_radians
 from headrace.backends.shared.common import rotated_canvas_size
@@ -75,12 +76,21 @@ def _size_arg(op: str, size: Any) -> tuple[int, int] | None:
     return int(vals[0]), int(vals[1])
 
 
+def _as_input_type(fill_value: float, in_dtype: Any) -> float:
+    """The fill value converted to the input's type first (rounded and clamped for integer
+    data), as the reference: a uint8 image filled with 58.53 gets 59, also in a float output."""
+    dt = to_numpy_dtype(in_dtype)
+    if dt is None or dt.kind not in "iub":
+        return float(fill_value)
+    return float(saturate(np.asarray([fill_value], np.float64), dt)[0])
+
+
 def _plan(op, shape, layout, in_dtype, matrix, hw, fill_value, interp, dtype) -> KernelPlan:
     out_dt = to_numpy_dtype(dtype) or np.dtype(in_dtype)
     kw = {
         "matrix": np.asarray(matrix, np.float64),
         "out_hw": hw,
-        "fill_value": None if fill_value is None else float(fill_value),
+        "fill_value": None if fill_value is None else _as_input_type(fill_value, in_dtype),
         "interp": nn_or_linear(op, interp),
         "dtype": out_dt,
     }

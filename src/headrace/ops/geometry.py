@@ -769,7 +769,7 @@ def pad(
     input : Tensor or Batch
         Any layout and type; CPU or GPU.
     shape : sequence of int, or Batch
-        Output extents; -1 (and the default) means the largest extent in the batch. Smaller
+        Output extents; -1, 0 (and the default) mean the largest extent in the batch. Smaller
         extents than the input's keep the input's.
     align : int or sequence of int, or Batch
         Round the padded extents up to a multiple of this.

@@ -165,28 +165,27 @@ class _COCODataset:
             data = np.frombuffer(f.read(), np.uint8).copy()
         W, H = im["width"], im["height"]
         anns = im["anns"]
-        boxes = np.array([a["bbox"] for a in anns], np.float64).reshape(-1, 4)
+        # float32 throughout, as the reference (its ratios differ from float64's in the last bit)
+        boxes = np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4)
         if r._ltrb:
             boxes[:, 2:] += boxes[:, :2]
         if r._ratio:
-            boxes /= np.array([W, H, W, H], np.float64)
+            boxes /= np.array([W, H, W, H], np.float32)
         labels = np.array([a["cat"] if r._raw_ids else r._remap[a["cat"]] for a in anns], np.int32)
-        out = [data, boxes.astype(np.float32), labels]
+        out = [data, boxes, labels]
         if r._polygons:
             polys, verts, start = [], [], 0
             for m, a in enumerate(anns):
                 if isinstance(a["seg"], list):
                     for p in a["seg"]:
-                        v = np.array(p, np.float64).reshape(-1, 2)
+                        v = np.array(p, np.float32).reshape(-1, 2)
                         if r._ratio:
-                            v = v / np.array([W, H], np.float64)
+                            v = v / np.array([W, H], np.float32)
                         polys.append([m, start, start + len(v)])
                         verts.append(v)
                         start += len(v)
             out.append(np.array(polys, np.int32).reshape(-1, 3))
-            out.append(
-                np.concatenate(verts).astype(np.float32) if verts else np.zeros((0, 2), np.float32)
-            )
+            out.append(np.concatenate(verts) if verts else np.zeros((0, 2), np.float32))
         if r._pixelwise:
             mask = np.zeros((H, W), np.int32)
             for a, lab in zip(anns, labels, strict=True):

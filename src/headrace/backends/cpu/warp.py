@@ -99,7 +99,9 @@ def warp_affine(
     flags = (cv2.INTER_NEAREST if interp == "nn" else cv2.INTER_LINEAR) | cv2.WARP_INVERSE_MAP
     h, w = out_hw
     direct = x.dtype == dtype and x.dtype.type in _CV_DEPTHS
-    src = x if direct else x.astype(np.float32 if x.dtype.itemsize <= 2 else np.float64)
+    # (float32 data stays float32, as the reference: float64 rounds differently)
+    wide = x.dtype.itemsize > 2 and x.dtype != np.float32
+    src = x if direct else x.astype(np.float64 if wide else np.float32)
     frames = layout is not None and layout.startswith("F")
     if h == 0 or w == 0 or x.size == 0:
         out = np.zeros((*((x.shape[0],) if frames else ()), h, w, *x.shape[3 if frames else 2 :]))

@@ -46,8 +46,8 @@ def saturate(v: torch.Tensor, dtype: Any) -> torch.Tensor:
     target = _dt.to_torch_dtype(dtype)
     if v.dtype == target:
         return v
-    if target == torch.bool:
-        return v != 0
+    if target == torch.bool:  # (float: rounded first, as the reference; NaN is true)
+        return ~(v.abs() < 0.5) if v.dtype.is_floating_point else v != 0
     if target.is_floating_point or v.dtype == torch.bool:
         return v.to(target)
     dst = _dt.dtype(target).numpy
