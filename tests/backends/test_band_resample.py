@@ -181,11 +181,24 @@ def test_convex_kinds_have_non_negative_rows_summing_to_one(kind):
         assert band.convex and w.min() >= 0 and np.all((np.abs(sums - 1) < 1e-5) | (sums == 0))
 
 
+def _same_window(part: np.ndarray, want: np.ndarray) -> None:
+    """A window equals the crop of the whole resize within float32 rounding: BLAS may sum a
+    column's products in another order in a call of another shape (OpenBLAS's AMD EPYC kernels
+    do), so float32 values agree to ~1e-5 of 255 and uint8 ones by 1 level at rare values."""
+    assert part.shape == want.shape and part.dtype == want.dtype
+    diff = np.abs(part.astype(np.float64) - want)
+    if part.dtype == U8:
+        assert diff.max(initial=0) <= 1 and np.count_nonzero(diff) <= max(1, diff.size // 200)
+    else:
+        np.testing.assert_allclose(part, want, rtol=0, atol=1e-3)
+
+
 @pytest.mark.parametrize("kind", ["triangular", "cubic", "lanczos3", "gaussian"])
 @pytest.mark.parametrize("dtype", [U8, np.dtype(np.float32)])
 def test_a_window_of_the_output_equals_the_crop_of_the_whole(kind: str, dtype) -> None:
     """``window``: only some output rows and columns, each with its own coefficients, so the
-    values are those of the whole resize (bit for bit), at any offset (block boundaries too)."""
+    values are those of the whole resize at any offset (block boundaries too), up to BLAS's
+    summation order (see :func:`_same_window`)."""
     rng = np.random.default_rng(len(kind))
     x = _image(77, 103, seed=5)
     out = (41, 58)
@@ -198,23 +211,22 @@ def test_a_window_of_the_output_equals_the_crop_of_the_whole(kind: str, dtype) -
                         int(rng.integers(1, out[1] - x0 + 1))))  # fmt: skip
     for y, x0, h, w in windows:
         part = B.band_resize(x, out, (0.0, 0.0), (77.0, 103.0), filters, dtype, (y, x0, h, w))
-        np.testing.assert_array_equal(part, full[y : y + h, x0 : x0 + w], err_msg=str((y, x0)))
+        _same_window(part, full[y : y + h, x0 : x0 + w])
     # the kernel entry point: the same through the band path and through its fallbacks
     nn = (AxisFilter("nn", 1.0),) * 2
     for f in (filters, nn):
         whole = R.resize(x, "HWC", out_size=out, roi_lo=(0, 0), roi_hi=(77, 103), filters=f)
         part = R.resize(x, "HWC", out_size=out, roi_lo=(0, 0), roi_hi=(77, 103), filters=f,
                         window=(3, 5, 20, 30))  # fmt: skip
-        np.testing.assert_array_equal(part, whole[3:23, 5:35])
+        _same_window(part, whole[3:23, 5:35])
         assert part.flags.c_contiguous
 
 
 @pytest.mark.parametrize("kind", ["triangular", "lanczos3"])
 def test_a_window_reads_only_the_source_columns_it_needs(kind: str) -> None:
     """The first pass of a window resamples only the source columns the kept output columns
-    read (left, right, mirrored regions, regions reaching past the image): uint8 results equal
-    the crop of the whole bit for bit, float32 ones within float32 rounding (BLAS sums a block
-    of columns its own way)."""
+    read (left, right, mirrored regions, regions reaching past the image): the crop of the
+    whole, up to BLAS's summation order (see :func:`_same_window`)."""
     rng = np.random.default_rng(9)
     x = _image(90, 160, seed=2)
     out = (50, 70)
@@ -227,11 +239,7 @@ def test_a_window_reads_only_the_source_columns_it_needs(kind: str) -> None:
                 h, w = int(rng.integers(1, out[0] - y + 1)), int(rng.integers(1, out[1] - x0 + 1))
                 part = B.band_resize(x, out, (0.0, lo_x), (90.0, hi_x), filters, dtype,
                                      (y, x0, h, w))  # fmt: skip
-                want = full[y : y + h, x0 : x0 + w]
-                if dtype == U8:
-                    np.testing.assert_array_equal(part, want)
-                else:
-                    np.testing.assert_allclose(part, want, rtol=0, atol=1e-3)
+                _same_window(part, full[y : y + h, x0 : x0 + w])
 
 
 def test_explicit_sizes_take_the_short_road_to_the_same_window() -> None:

@@ -14,7 +14,9 @@ values (``Invocation.complete_dropped``). A dropped intermediate is also made on
 the next stage reads it: when that stage crops inside the sample (``Planned.reads_window``:
 ``crop``, ``crop_mirror_normalize``) and the stage before can make just that box
 (``Planned.restrict``: ``resize``), the resize computes only the crop's rows and columns, with
-the same values (the ResNet eval chain resize -> crop_mirror_normalize: ~5-10 % per image).
+the same values up to float32 summation order (a uint8 value may move by 1 where it lies
+within rounding of a half: see ``band_resize``; the ResNet eval chain resize ->
+crop_mirror_normalize: ~20 % faster).
 
 A call is a *stage* (:class:`Stage`) when it runs a planned kernel on the CPU on one batch input
 and its :class:`~headrace._dispatch.planned.Planned` allows it (``chainable``). A chain is the

@@ -127,44 +127,21 @@ def axis_band(in_len: int, out_len: int, lo: float, hi: float, kind: str, suppor
     return Band(weights, rows, out_len, kind in _CONVEX_KINDS)
 
 
-def _chunk(width: int, channels: int) -> int:
-    """Columns per ``sgemm`` of a pass whose band reads ``width`` rows: a multiple of
-    ``channels``, below OpenBLAS's threading threshold. It depends on the band and the channels
-    only, so the same column is always multiplied in the same chunk (see :func:`_apply`)."""
-    return max(channels, _SGEMM_SINGLE // (BLOCK * width) // channels * channels)
-
-
-def _apply(band: Band, src: np.ndarray, step: int) -> np.ndarray:
+def _apply(band: Band, src: np.ndarray) -> np.ndarray:
     """``band`` applied to the rows of the 2-D ``src`` (uint8 or float32): float32
-    ``(blocks * BLOCK, N)``, one ``sgemm`` per block and ``step`` columns.
-
-    BLAS kernels may sum a column's products in an order that depends on where the column falls
-    in the call (seen with OpenBLAS's kernels for AMD EPYC, not with those for Intel's AVX-512).
-    :func:`band_resize` hands over columns that start on a multiple of ``step`` of the whole
-    matrix and end on one or at the matrix's end, so every column is multiplied by the same
-    call whatever part of the matrix is asked for: a window of the output has the bits of the
-    whole. The chunks are one ``numpy.matmul`` over a strided view (the loop runs in C).
-    """
+    ``(blocks * BLOCK, N)``."""
     w, rows = band.weights, band.rows
     nb, b, width = w.shape
     cols = src.shape[1]
-    part = np.take(src, rows, axis=0)  # (gathers without the GIL; ``src[rows]`` holds it)
+    step = max(1, _SGEMM_SINGLE // (b * width))
+    # (``np.take`` gathers without the GIL; indexing ``src[rows]`` holds it throughout)
     if cols <= step:
-        return np.matmul(w, part).reshape(nb * b, cols)
-    k = cols // step
-    body = k * step
+        return np.matmul(w, np.take(src, rows, axis=0)).reshape(nb * b, cols)
     out = np.empty((nb, b, cols), np.float32)
-    chunks = part[:, :, :body].reshape(nb, width, k, step).transpose(0, 2, 1, 3)
-    into = out[:, :, :body].reshape(nb, b, k, step).transpose(0, 2, 1, 3)
-    np.matmul(w[:, None], chunks, out=into)
-    if body < cols:
-        np.matmul(w, part[:, :, body:], out=out[:, :, body:])
+    for c0 in range(0, cols, step):
+        part = np.take(src[:, c0 : c0 + step], rows, axis=0)
+        np.matmul(w, part, out=out[:, :, c0 : c0 + step])
     return out.reshape(nb * b, cols)
-
-
-def _aligned(lo: int, hi: int, step: int, total: int) -> tuple[int, int]:
-    """``lo .. hi`` widened to multiples of ``step`` (the end: or ``total``)."""
-    return lo // step * step, min(-(-hi // step) * step, total)
 
 
 def band_ok(x: np.ndarray, filters: Sequence[object]) -> bool:
@@ -191,9 +168,15 @@ def band_resize(
     region ``lo..hi`` (``(y, x)``; ``lo > hi`` mirrors) with per-axis ``filters`` (objects with
     ``kind`` and ``support``, or ``(kind, support)`` pairs), converted to ``out_dtype`` with the
     reference's rounding and saturation. ``window = (y, x, height, width)``: only that part of
-    the output (the same values: each output row and column has its own coefficients; the first
-    pass then reads only the source columns the kept ones need, which may change float32
-    results in the last bit: BLAS sums a block of columns its own way).
+    the output, with the same coefficients; the first pass then reads only the source columns
+    the kept ones need, so BLAS multiplies each column in a call of another shape, which may
+    change float32 results in the last bit. Rounded to uint8, that moves a value by 1 where
+    it lies within float32 rounding of a half: seldom with OpenBLAS's kernels for Intel AVX-512;
+    with those for AMD EPYC, 7-26 of the 9.6 million values of a batch of 64 in the eval chain
+    on the sample images (measured). Computing windows in the whole's call shapes made them
+    equal everywhere but took 21% off the eval pipeline's throughput (848 -> 668 img/s, 2
+    threads, same run), so windows stay fast; a given program takes the same windows every run
+    (4 runs of the eval chain: the same bits), so its results repeat.
     """
     h, w, c = x.shape
     ho, wo = int(out_size[0]), int(out_size[1])
@@ -201,32 +184,22 @@ def band_resize(
     fy, fx = (_Axis(*f) if isinstance(f, tuple) else f for f in filters)
     by = axis_band(h, ho, float(lo[0]), float(hi[0]), fy.kind, float(fy.support))  # type: ignore[attr-defined]
     bx = axis_band(w, wo, float(lo[1]), float(hi[1]), fx.kind, float(fx.support))  # type: ignore[attr-defined]
-    # the second pass's columns are output rows x channels: the rows the first pass makes are
-    # the window's, widened to that pass's chunks (see _apply)
-    step2 = _chunk(bx.weights.shape[2], c)
-    q0, q1 = _aligned(y0 * c, (y0 + wh) * c, step2, ho * c)
-    ys, ye = q0 // c, q1 // c
-    by, oy = _part(by, ys, ye - ys)
+    by, oy = _part(by, y0, wh)
     bx, ox = _part(bx, x0, ww)
     # the source columns the kept output columns read (a window: ~2/3 of them for a centre crop
-    # of a resize to the shorter side), widened to the first pass's chunks
+    # of a resize to the shorter side): the first pass resamples only those
     ends = bx.rows[(0, -1), :][:, (0, -1)]  # (each block's window is sorted; mirrored bands
     c0, c1 = int(ends.min()), int(ends.max()) + 1  # run right to left)
-    step1 = _chunk(by.weights.shape[2], c)
-    a0, a1 = _aligned(c0 * c, c1 * c, step1, w * c)
-    c0, c1 = a0 // c, a1 // c
     src = x.reshape(h, w * c)
     if c0 > 0 or c1 < w:
-        src = src[:, a0:a1]
+        src = src[:, c0 * c : c1 * c]
         bx = Band(bx.weights, bx.rows - c0, bx.out_len, bx.convex)
-    wk, hk = c1 - c0, ye - ys
+    wk = c1 - c0
     # rows first, straight from the (uint8) source: whole rows are gathered, which streams from
     # memory, where a transpose of a freshly decoded image was ~5x slower than of a cached one
-    t = _apply(by, src, step1)[oy : oy + hk].reshape(hk, wk, c)
+    t = _apply(by, src)[oy : oy + wh].reshape(wh, wk, c)
     t = cv2.transpose(t if c > 1 else t[:, :, 0])  # (W, Ho[, C]), still in the cache
-    out = _apply(bx, t.reshape(wk, hk * c), step2)[ox : ox + ww].reshape(ww, hk, c)  # (Wo, Ho, C)
-    if hk != wh:
-        out = out[:, y0 - ys : y0 - ys + wh]
+    out = _apply(bx, t.reshape(wk, wh * c))[ox : ox + ww].reshape(ww, wh, c)  # (Wo, Ho, C)
     if out_dtype == np.float32:
         return _untranspose(out)
     if out_dtype == np.uint8 and x.dtype == np.uint8 and by.convex and bx.convex:
