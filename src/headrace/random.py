@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
+from headrace._core.errors import InvalidArgumentError
 from headrace._dispatch import meta_rules as _meta
 from headrace._dispatch.args import Arg, forward_args, to_dtype, to_float, to_floats, to_ints
 from headrace._dispatch.schema import OpSchema
@@ -143,7 +144,8 @@ def coin_flip(
     shape: Any = None,
     rng: RNG | None = None,
 ) -> Any:
-    """0/1 values (int32), 1 with ``probability`` (default 0.5).
+    """0/1 values, 1 with ``probability`` (default 0.5); ``dtype`` int32 (the default),
+    uint8 or bool, the types the reference supports.
 
     Examples
     --------
@@ -151,7 +153,15 @@ def coin_flip(
     >>> ndd.random.coin_flip(batch_size=8, probability=1.0).torch().tolist()
     [1, 1, 1, 1, 1, 1, 1, 1]
     """
+    if dtype is not None and to_dtype(dtype) not in _COIN_FLIP_TYPES:
+        raise InvalidArgumentError(
+            f"random.coin_flip: data type {to_dtype(dtype)} is not supported. Supported types "
+            "are: bool, uint8, int32."
+        )
     return COIN_FLIP.call((shape_like,), **forward_args(locals(), "shape_like"))
+
+
+_COIN_FLIP_TYPES = (_dt.bool_, _dt.uint8, _dt.int32)
 
 
 def choice(

@@ -1244,7 +1244,8 @@ ROWS: tuple[Row, ...] = (
         "one_hot",
         ndd.one_hot,
         (
-            Case((LABELS,), {"num_classes": 5}, out_layout=None),
+            # (batch-level: without axis, a lone one-element sample reads as a scalar)
+            Case((LABELS,), {"num_classes": 5}, out_layout=None, batch_level=True),
             Case(
                 (LABELS,),
                 {"num_classes": 6, "axis": 0, "dtype": ndd.int32, "on_value": 4, "off_value": -1},

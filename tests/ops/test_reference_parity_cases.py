@@ -169,3 +169,192 @@ def test_warp_of_float32_data_to_uint8_rounds_the_float32_result() -> None:
     as_u8 = np.asarray(ndd.rotate(x, angle=33.0, fill_value=0.0, dtype=ndd.uint8).tensors[0])
     want = np.clip(np.floor(as_float + 0.5), 0, 255)  # (non-negative: halves up = away from 0)
     assert np.abs(as_u8.astype(np.int32) - want).max() == 0
+
+
+def _both(fn: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """``fn(module)`` with headrace and with the reference, each batch's samples as numpy."""
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    return [[np.asarray(t) for t in fn(m).tensors] for m in (ndd, dndd)]  # type: ignore[return-value]
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("channels", [1, 2, 3, 5])
+@pytest.mark.parametrize("policy", [None, "pad", "trim_to_shape"])
+def test_cmn_pad_output_pads_to_a_power_of_two_channels(channels: int, policy: Any) -> None:
+    """pad_output: up to a power of two channels (1, 2, 4, 8); they hold ``fill_values`` with
+    ``out_of_bounds_policy="pad"`` (also inside the image), else 0 — as the reference. (Not
+    tested: one mean/std for all channels with per-channel fills and a window out of bounds,
+    where the reference writes 0 into channels 1 and up inside the image, an apparent bug.)"""
+    rng = np.random.default_rng(channels)
+    imgs = [rng.integers(0, 256, (5, 6, channels), dtype=np.uint8) for _ in range(2)]
+    padded = 1 << (channels - 1).bit_length()
+    fills = [7.0] if channels < 3 else [float(v) for v in range(10, 10 + padded)]
+    kw: dict[str, Any] = dict(pad_output=True, fill_values=fills, output_layout="HWC")
+    if policy is not None:
+        kw["out_of_bounds_policy"] = policy
+    for crop in ((3, 4), (7, 8)) if policy == "pad" else ((3, 4),):
+        got, ref = _both(lambda m, c=crop: m.crop_mirror_normalize(
+            m.batch(imgs, layout="HWC"), crop=c, mean=[100.0] * channels,
+            std=[50.0] * channels, **kw))  # fmt: skip
+        for g, r in zip(got, ref):
+            assert g.shape == r.shape == (*crop, padded)
+            np.testing.assert_allclose(g, r, atol=1e-5)
+
+
+def _filled(m: Any, fv: float, device: str) -> dict[str, Any]:
+    """Fills of a 2x3 uint8 image (int8 for crop_mirror_normalize) by ``fv``, per operator."""
+    kw = {"device": device} if m is ndd else {}  # (the reference runs on its CPU here)
+    x = m.batch([np.full((2, 3, 3), 100, np.uint8)], layout="HWC", **kw)
+    oob = dict(fill_values=fv, out_of_bounds_policy="pad")
+    return {
+        "crop": m.crop(x, crop=(6, 6), **oob),
+        "cmn": m.crop_mirror_normalize(x, crop=(6, 6), dtype=m.int8, output_layout="HWC", **oob),
+        "slice": m.slice(x, [0, 0], [3, 3], axis_names="HW", **oob),
+        "pad": m.pad(x, fill_value=fv, shape=[3, 4], axis_names="HW"),
+        "erase": m.erase(x, anchor=[0, 0], shape=[1, 1], axis_names="HW", fill_value=fv),
+        "erase HC": m.erase(x, anchor=[1, 0], shape=[1, 2], axis_names="HC",
+                            fill_value=[fv, 2.0, 3.0]),  # (per-channel fills: their channels)
+    }  # fmt: skip
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("fv", [300.0, -5.0, 171.5, 255.7, -0.7])
+def test_fill_values_are_converted_by_a_plain_cast(device: str, fv: float) -> None:
+    """Integer outputs take fill values truncated and wrapped (300 -> 44 as uint8), as the
+    reference, in crop, crop_mirror_normalize, slice, pad and erase."""
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    ref = _filled(dndd, fv, "cpu")
+    for name, out in _filled(ndd, fv, device).items():
+        want = np.asarray(ref[name].tensors[0])
+        np.testing.assert_array_equal(out.cpu().torch().numpy()[0], want, err_msg=name)
+
+
+def test_crop_values_name_height_width_and_depth_or_frames() -> None:
+    """``crop`` with two values is (H, W), with three (D, H, W); D is the frames of a sequence
+    without a depth axis, and a volume keeps its depth with two values (as the reference)."""
+    v = [np.arange(2 * 4 * 5, dtype=np.uint8).reshape(2, 4, 5, 1)]
+    vol = ndd.crop(ndd.batch(v, layout="DHWC"), crop=(2, 3))
+    assert vol.tensors[0].shape == (2, 2, 3, 1)
+    seq = ndd.crop(ndd.batch(v, layout="FHWC"), crop=(1, 2, 3), crop_pos_z=1.0)
+    a = np.asarray(seq.tensors[0])
+    assert a.shape == (1, 2, 3, 1) and a[0, 0, 0, 0] == v[0][1, 1, 1, 0]
+    cmn = ndd.crop_mirror_normalize(ndd.batch(v, layout="FHWC"), crop=(1, 2, 3),
+                                    output_layout="FHWC")  # fmt: skip
+    assert cmn.tensors[0].shape == (1, 2, 3, 1)
+
+
+def test_coin_flip_takes_the_reference_types_only() -> None:
+    for dt, want in ((ndd.bool, np.bool_), (ndd.uint8, np.uint8), (ndd.int32, np.int32)):
+        assert np.asarray(ndd.random.coin_flip(batch_size=2, dtype=dt).tensors[0]).dtype == want
+    for dt in (ndd.float32, ndd.int64, ndd.int8):
+        with pytest.raises(RuntimeError, match="Supported types are: bool, uint8, int32"):
+            ndd.random.coin_flip(batch_size=2, dtype=dt)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_one_hot_reads_one_element_samples_as_scalars(device: str) -> None:
+    """Without ``axis``, a batch whose every sample holds one element is read as scalars: each
+    output is (num_classes,), its layout ``axis_name`` (the reference's legacy rule). An explicit
+    ``axis`` keeps the dims; ``axis`` must lie in [-1, ndim]."""
+
+    def shapes(b: ndd.Batch) -> list[tuple[int, ...]]:
+        return [tuple(t.shape) for t in b.tensors]
+
+    x = ndd.batch([np.array([2], np.int32), np.array([0], np.int32)], device=device)
+    out = ndd.one_hot(x, num_classes=4)
+    assert shapes(out) == [(4,), (4,)]
+    assert out.cpu().torch().tolist() == [[0, 0, 1, 0], [1, 0, 0, 0]]
+    assert shapes(ndd.one_hot(x, num_classes=4, axis=-1)) == [(1, 4), (1, 4)]
+    assert shapes(ndd.one_hot(x, num_classes=4, axis=0)) == [(4, 1), (4, 1)]
+    x11 = ndd.batch([np.array([[2]], np.int32)], layout="AB", device=device)
+    out = ndd.one_hot(x11, num_classes=3, axis_name="X")
+    assert shapes(out) == [(3,)] and out.layout == "X"
+    mixed = ndd.batch([np.array([2], np.int32), np.array([0, 1, 2], np.int32)], layout="A",
+                      device=device)  # fmt: skip
+    out = ndd.one_hot(mixed, num_classes=3, axis_name="X")
+    assert shapes(out) == [(1, 3), (3, 3)] and out.layout == "AX"
+    with pytest.raises(RuntimeError, match=r"one_hot: axis 2 is out of range \[-1, 1\]"):
+        ndd.one_hot(x, num_classes=3, axis=2).evaluate()
+    with pytest.raises(RuntimeError, match=r"one_hot: axis -2 is out of range"):
+        ndd.one_hot(x, num_classes=3, axis=-2).evaluate()
+    plain = ndd.batch([np.array([0, 1], np.int32)], device=device)  # no layout for axis_name
+    with pytest.raises(RuntimeError, match="one_hot: axis_name needs an input layout"):
+        ndd.one_hot(plain, num_classes=3, axis_name="X").evaluate()
+
+
+@pytest.mark.dali
+def test_one_hot_shapes_and_layouts_match_the_reference() -> None:
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    one, three = np.array([[1]], np.int32), np.array([[0, 2, 1]], np.int32)
+    for samples, kw in (([one, one], {}), ([one, three], {}), ([one], {"axis": 1}),
+                        ([one], {"axis_name": "X"}), ([three, one], {"axis": 0, "axis_name": "X"}),
+                        ([one], {"axis": -1, "axis_name": "X"})):  # fmt: skip
+        got, ref = (m.one_hot(m.batch(samples, layout="AB"), num_classes=3, **kw)
+                    for m in (ndd, dndd))  # fmt: skip
+        assert got.layout == ref.layout, kw
+        for g, r in zip(got.tensors, ref.tensors):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(r), err_msg=str(kw))
+
+
+_GRID = (np.arange(4)[:, None] * 10 + np.arange(7)[None, :]).astype(np.uint8)[..., None]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_nearest_warps_read_floor_of_the_float32_source_point(device: str) -> None:
+    """Nearest neighbour reads pixel (floor(sx), floor(sy)) of the float32 source point (pixel
+    corners at integers), as the reference: a point exactly on a pixel edge reads the pixel to
+    its right / below (OpenCV and torch round those ties otherwise)."""
+    x = ndd.batch([_GRID], layout="HWC", device=device)
+    nn = ndd.types.INTERP_NN
+
+    def warp(op: Any, **kw: Any) -> np.ndarray:
+        out = op(x, interp_type=nn, fill_value=99.0, **kw)
+        return np.asarray(out.tensors[0].cpu())[..., 0]
+
+    g = _GRID[..., 0]
+    want = np.full((4, 7), 99, np.uint8)
+    want[:, :6] = g[:, 1:]  # source x = j + 0.5 + 0.5: pixel j + 1; j = 6 reads outside
+    np.testing.assert_array_equal(warp(ndd.warp_affine, matrix=[[1, 0, 0.5], [0, 1, 0]]), want)
+    want = np.full((4, 7), 99, np.uint8)
+    want[:3] = g[1:]  # source (j, i + 1)
+    np.testing.assert_array_equal(warp(ndd.warp_affine, matrix=[[1, 0, -0.5], [0, 1, 0.5]]), want)
+    want = np.full((6, 8), 99, np.uint8)
+    want[1:5, 1:] = g[::-1, ::-1]  # 180 degrees onto 6x8: source (7 - j, 4 - i) exactly
+    np.testing.assert_array_equal(warp(ndd.rotate, angle=180.0, size=[6, 8]), want)
+    # float32 sin(pi) = -8.7e-8 moves some tie points by one ulp: the reference's torn results
+    torn = [[99, 99, 99, 99, 99, 99], [36, 35, 34, 33, 32, 31], [26, 15, 14, 13, 12, 11],
+            [16, 5, 4, 3, 2, 1], [6, 99, 99, 99, 99, 99]]  # fmt: skip
+    np.testing.assert_array_equal(warp(ndd.rotate, angle=180.0, size=[5, 6]), torn)
+    torn = [[6, 16, 26, 36, 99], [5, 15, 25, 35, 99], [4, 14, 24, 34, 99], [3, 13, 23, 33, 99],
+            [2, 12, 22, 32, 99], [99, 10, 20, 30, 99]]  # fmt: skip
+    np.testing.assert_array_equal(warp(ndd.rotate, angle=90.0, size=[6, 5]), torn)
+
+
+@pytest.mark.dali
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_nearest_warps_equal_the_reference(device: str) -> None:
+    """Random angles, sizes and matrices, uint8 and float32, with and without fill_value."""
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    dtypes = pytest.importorskip("nvidia.dali.types")
+    rng = np.random.default_rng(11)
+    for i in range(40):
+        h, w, c = (int(v) for v in rng.integers(1, [24, 24, 5]))
+        img = rng.integers(0, 250, (h, w, c)).astype(np.uint8 if i % 2 else np.float32)
+        kw: dict[str, Any] = {"size": [float(v) for v in rng.integers(1, 30, 2)]}
+        if i % 3:
+            kw["fill_value"] = 17.0
+        if i % 4 < 2:
+            op = "rotate"
+            kw["angle"] = float(rng.choice([90.0, 180.0, -90.0, rng.uniform(-400, 400)]))
+        else:
+            op = "warp_affine"
+            mat = rng.integers(-4, 5, 6) / 2 if i % 8 == 2 else rng.uniform(-2, 2, 6)
+            kw["matrix"] = mat.reshape(2, 3).astype(np.float32)
+        got = getattr(ndd, op)(ndd.batch([img], layout="HWC", device=device),
+                               interp_type=ndd.types.INTERP_NN, **kw)  # fmt: skip
+        ref = getattr(dndd, op)(dndd.batch([img], layout="HWC"),
+                                interp_type=dtypes.INTERP_NN, **kw)  # fmt: skip
+        np.testing.assert_array_equal(
+            np.asarray(got.tensors[0].cpu()), np.asarray(ref.tensors[0]), err_msg=f"{op} {kw}"
+        )

@@ -157,6 +157,29 @@ def saturate(
     return r.astype(dtype)
 
 
+def c_cast(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The plain C conversion the reference gives fill values (``crop``, ``slice``, ``pad``,
+    ``erase``, ``paste``, ``crop_mirror_normalize``): to an integer type, floats are truncated
+    toward zero and every value wraps around (300 -> 44 as uint8, 171.5 -> -85 as int8; NaN ->
+    0); to bool, ``v != 0``; to a float type, a plain cast.
+
+    Examples
+    --------
+    >>> c_cast(np.array([300.0, -5.0, 171.5, -0.7]), np.dtype(np.uint8)).tolist()
+    [44, 251, 171, 0]
+    """
+    dtype = np.dtype(dtype)
+    v = np.asarray(v)
+    if dtype.kind == "b":
+        return v != 0
+    if dtype.kind not in "iu" or v.dtype.kind in "iub":
+        return v.astype(dtype)
+    with np.errstate(invalid="ignore"):
+        t = np.nan_to_num(np.trunc(v.astype(np.float64)), nan=0.0)
+        wide = np.clip(t, -(2.0**63), 2.0**63 - 1024).astype(np.int64)
+    return wide.astype(dtype)
+
+
 def round_half_away(v: float) -> int:
     """One number rounded to the nearest integer, halves away from zero (C's ``round``).
 
@@ -168,4 +191,12 @@ def round_half_away(v: float) -> int:
     return int(math.copysign(math.floor(abs(v) + 0.5), v))
 
 
-__all__ = ["half", "int_clamp_range", "int_limits", "round_half_away", "saturate", "work_dtype"]
+__all__ = [
+    "c_cast",
+    "half",
+    "int_clamp_range",
+    "int_limits",
+    "round_half_away",
+    "saturate",
+    "work_dtype",
+]

@@ -156,6 +156,13 @@ def _spatial_window(
     """Full-rank anchor/extent of a spatial crop (non-spatial axes untouched)."""
     _layout.require(op, shape, layout)
     sp = spatial_axes(layout)
+    if crop is not None and all(v is None for v in (crop_h, crop_w, crop_d)):
+        vals = np.asarray(crop, dtype=np.float64).ravel().tolist()
+        if len(vals) in (2, 3) and len(vals) != len(sp):
+            # as the reference: two values are (H, W), three (D, H, W), D being the frames of a
+            # sequence without a depth axis (a volume keeps its depth with two)
+            crop_d, crop_h, crop_w = ([None] + vals)[-3:]
+            crop = None
     extents = _crop_extents(op, len(sp), crop, crop_h, crop_w, crop_d)
     names = [layout[a] for a in sp]
     pos_by = {"W": pos[0], "H": pos[1], "D": pos[2]}
@@ -165,7 +172,7 @@ def _spatial_window(
     anchor, extent = [0] * len(shape), list(shape)
     for i, a in enumerate(sp):
         anchor[a], extent[a] = a_sp[i], e_sp[i]
-    if crop is None and crop_d is not None and "D" not in layout and "F" in layout:
+    if crop_d is not None and "D" not in layout and "F" in layout:
         # a sequence without a depth axis: crop_d / crop_pos_z cut its frames, as the reference
         f = layout.index("F")
         win = crop_window(op, [shape[f]], [float(crop_d)], [pos[2]], rounding)
@@ -301,8 +308,11 @@ def crop_mirror_normalize_params(
     add = (np.float32(shift) - _per_channel(op, "mean", mean, channels) * mul).astype(np.float32)
     perm = _output_perm(op, layout, output_layout)
     out_extent = list(extent)
-    if pad_output and c_axis >= 0:
-        out_extent[c_axis] += 1
+    fills = _fill_array(fill_values)
+    pad = 0
+    if pad_output and c_axis >= 0:  # up to a power of two channels (3 -> 4, 5 -> 8, 2 -> 2)
+        pad = (1 << max(0, (channels - 1).bit_length())) - channels
+        out_extent[c_axis] += pad
     out_shape = tuple(out_extent[p] for p in perm)
     w_axis = layout.find("W")
     kwargs = {
@@ -312,12 +322,26 @@ def crop_mirror_normalize_params(
         "mul": mul,
         "add": add,
         "perm": perm,
-        "pad_output": bool(pad_output and c_axis >= 0),
+        "pad_output": pad,
+        "pad_fill": _pad_fill(fills, channels, pad, out_of_bounds_policy),
         "channel_axis": c_axis if c_axis >= 0 else None,
-        "fill_values": _fill_array(fill_values),
+        "fill_values": fills,
         "dtype": out_dtype,
     }
     return KernelPlan(out_shape, out_dtype, kwargs)
+
+
+def _pad_fill(fills: np.ndarray, channels: int, pad: int, policy: str) -> np.ndarray:
+    """The values of ``crop_mirror_normalize``'s padding channels: with
+    ``out_of_bounds_policy="pad"``, ``fill_values`` (one value, or the padding channels' entries
+    of one per output channel), everywhere; otherwise 0, as the reference."""
+    if policy != "pad" or not pad:
+        return np.zeros(pad)
+    if fills.size == 1:
+        return np.full(pad, fills[0])
+    if fills.size == channels + pad:
+        return fills[channels:]
+    return np.zeros(pad)  # (one value per input channel: the padding gets 0)
 
 
 # ----------------------------------------------------------------------------- RRC

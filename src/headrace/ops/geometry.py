@@ -185,7 +185,7 @@ CROP_MIRROR_NORMALIZE = OpSchema(
         Arg("scale", to_float32, 1.0, doc="Multiplier applied after normalising."),
         Arg("shift", to_float32, 0.0, doc="Value added after scaling."),
         Arg("output_layout", to_layout, "CHW", doc="Output layout."),
-        Arg("pad_output", to_bool, False, doc="Add a zero channel (3 -> 4)."),
+        Arg("pad_output", to_bool, False, doc="Pad the channels to a power of two (3 -> 4)."),
     ),
     planned=Planned(
         GP.crop_mirror_normalize_params,
@@ -527,9 +527,12 @@ def crop_mirror_normalize(
     output_layout : str
         Output layout, a permutation of the input's (default ``"CHW"``).
     pad_output : bool
-        Append a zero channel.
+        Pad the channels up to a power of two (3 -> 4, 5 -> 8; 1, 2 and 4 stay). The padding
+        channels hold ``fill_values`` (one value, or their entries of one per output channel)
+        when ``out_of_bounds_policy="pad"``, else 0, as the reference.
     fill_values, out_of_bounds_policy
-        As in :func:`crop`; filled pixels are not normalised.
+        As in :func:`crop`; filled pixels are not normalised; integer outputs take them by a
+        plain cast (truncated and wrapped: 300 -> 44 as uint8), as the reference.
     output_dtype, image_type
         Deprecated / ignored.
     device : str or Device

@@ -97,7 +97,13 @@ ONE_HOT = _schema(
     "one_hot",
     args=(
         Arg("num_classes", to_int, 0, doc="Number of classes."),
-        Arg("axis", to_int, -1, doc="Where the new axis goes (-1: last)."),
+        Arg(
+            "axis",
+            to_int,
+            None,
+            doc="Where the new axis goes, in [-1, ndim] (-1: last; not given and every sample"
+            " of one element: the samples are read as scalars).",
+        ),
         Arg("dtype", to_dtype, None, doc="Output type (float32)."),
         Arg("on_value", to_float, 1.0, doc="Value at the label's index."),
         Arg("off_value", to_float, 0.0, doc="Value elsewhere."),
@@ -426,6 +432,11 @@ def one_hot(
     batch_size: int | None = None,
 ) -> Any:
     """One-hot encode integer labels.
+
+    The new axis of ``num_classes`` goes at ``axis`` (in ``[-1, ndim]``; -1, the default, is
+    last). As in the reference, when ``axis`` is not given and every sample holds exactly one
+    element (shape ``()``, ``(1,)``, ``(1, 1)``...), the samples are read as scalars: each
+    output is ``(num_classes,)`` and the layout is ``axis_name``.
 
     Examples
     --------

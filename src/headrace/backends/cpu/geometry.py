@@ -28,9 +28,9 @@ import cv2
 import numpy as np
 
 from headrace._core.errors import InvalidArgumentError
-from headrace._core.saturate import saturate
+from headrace._core.saturate import c_cast, saturate
 from headrace.backends.cpu.misc import CV_DEPTHS
-from headrace.backends.shared.common import overlap
+from headrace.backends.shared.common import box_fill, overlap
 
 _slice = builtins.slice
 
@@ -65,9 +65,10 @@ _ZERO = np.zeros(1, np.int64)
 
 @functools.lru_cache(maxsize=256)
 def _converted(raw: bytes, src: str, dtype: str) -> np.ndarray:
-    """Fill values (``raw`` bytes of type ``src``) saturated to ``dtype``, made once per value
-    (a conversion costs ~10 us; erase and padding crops fill every sample)."""
-    out = saturate(np.frombuffer(raw, src), np.dtype(dtype))
+    """Fill values (``raw`` bytes of type ``src``) converted to ``dtype`` as the reference does
+    (:func:`~headrace._core.saturate.c_cast`: truncated and wrapped, not saturated), made once
+    per value (a conversion costs ~10 us; erase and padding crops fill every sample)."""
+    out = c_cast(np.frombuffer(raw, src), np.dtype(dtype))
     out.flags.writeable = False
     return out
 
@@ -194,7 +195,8 @@ def erase(
         region = tuple(_slice(a, b) for a, b in zip(lo, hi))
         if all(b > a for a, b in zip(lo, hi)):
             view = out[region]
-            _fill_block(view.shape, out.dtype, fill, channel_axis, out=view)
+            _fill_block(view.shape, out.dtype, box_fill(fill, lo, hi, channel_axis, x.shape),
+                        channel_axis, out=view)  # fmt: skip
     return out
 
 
@@ -270,14 +272,16 @@ def _cmn_padded(x: np.ndarray, layout: str, args: dict) -> np.ndarray:
         n = shape[mirror_axis]
         dst_box[mirror_axis] = _slice(n - d.stop, n - d.start)
     full = list(shape)
-    if args["pad_output"]:
-        full[c_axis] += 1
+    pad = args["pad_output"]
+    pad_fill = np.zeros(pad) if args["pad_fill"] is None else np.asarray(args["pad_fill"], float)
+    if pad:
+        full[c_axis] += pad
         dst_box[c_axis] = _slice(0, shape[c_axis])
     out_shape = tuple(full[p] for p in perm)
     c_out = perm.index(c_axis) if c_axis is not None else None
     fill = np.asarray(args["fill_values"])
-    if args["pad_output"] and fill.size == shape[c_axis] > 1:
-        fill = np.append(fill, 0)
+    if pad and fill.size == shape[c_axis] > 1:
+        fill = np.append(fill, pad_fill)
     dt = np.dtype(args["dtype"])
     given = args["out"]  # a dense batch's sample: filled in place
     reuse = given is not None and given.shape == out_shape and given.dtype == dt
@@ -290,14 +294,15 @@ def _cmn_padded(x: np.ndarray, layout: str, args: dict) -> np.ndarray:
         region = out[tuple(dst_box[p] for p in perm)]
         inner = crop_mirror_normalize(
             x, layout, anchor=tuple(b.start for b in src_box),
-            shape=tuple(b.stop - b.start for b in src_box), pad_output=False, out=region,
+            shape=tuple(b.stop - b.start for b in src_box), pad_output=0, out=region,
             **inner_kw,
         )  # fmt: skip
         if inner is not region:  # (written straight into the window when the kernel could)
             region[...] = inner
-        if args["pad_output"]:  # the extra channel keeps its fill value where there is image
-            dst_box[c_axis] = _slice(shape[c_axis], shape[c_axis] + 1)  # too, as the reference
-            out[tuple(dst_box[p] for p in perm)] = fill[-1] if fill.size > 1 else fill.item()
+        if pad:  # the padding channels hold their values where there is image too
+            dst_box[c_axis] = _slice(shape[c_axis], shape[c_axis] + pad)
+            block = out[tuple(dst_box[p] for p in perm)]
+            _fill_block(block.shape, dt, pad_fill, c_out, out=block)
     return out
 
 
@@ -311,13 +316,15 @@ def crop_mirror_normalize(
     mul: np.ndarray,
     add: np.ndarray,
     perm: Sequence[int],
-    pad_output: bool,
+    pad_output: int,
     channel_axis: int | None,
     fill_values: np.ndarray,
     dtype: np.dtype,
+    pad_fill: np.ndarray | None = None,
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Fused crop + mirror + ``x * mul + add`` per channel + transpose + cast.
+    """Fused crop + mirror + ``x * mul + add`` per channel + transpose + cast; ``pad_output``
+    channels (holding ``pad_fill``) after the image's.
 
     ``out`` (optional) is a preallocated output of the right shape and type, e.g. one sample
     of a dense batch, so the batch needs no stacking copy later.
@@ -330,7 +337,7 @@ def crop_mirror_normalize(
     >>> img = np.full((8, 8, 3), 10, np.uint8)
     >>> f32 = np.dtype(np.float32)
     >>> p = dict(anchor=(2, 2, 0), shape=(4, 4, 3), mirror_axis=None, mul=np.full(3, 0.2, f32),
-    ...          add=np.full(3, -1, f32), perm=(2, 0, 1), pad_output=False, channel_axis=2,
+    ...          add=np.full(3, -1, f32), perm=(2, 0, 1), pad_output=0, channel_axis=2,
     ...          fill_values=np.zeros(1), dtype=f32)
     >>> crop_mirror_normalize(img, "HWC", **p)[:, 0, 0].tolist()
     [1.0, 1.0, 1.0]
@@ -346,8 +353,9 @@ def crop_mirror_normalize(
     out_dtype = np.dtype(dtype)
     channels = src.shape[channel_axis] if channel_axis is not None else 1
     full = list(src.shape)
+    pad_values = np.zeros(int(pad_output)) if pad_fill is None else np.asarray(pad_fill, float)
     if pad_output:
-        full[channel_axis] += 1
+        full[channel_axis] += pad_output
     out_shape = tuple(full[p] for p in perm)
     if out is None or out.shape != out_shape or out.dtype != out_dtype:
         out = np.empty(out_shape, out_dtype)
@@ -356,7 +364,8 @@ def crop_mirror_normalize(
     if src.dtype == np.uint8 and (chw or hwc):
         _cmn_lut(src, out, mul, add, chw, mirror_axis is not None)
         if pad_output:
-            (out[channels] if chw else out[..., channels])[...] = 0
+            block = out[channels:] if chw else out[..., channels:]
+            _fill_block(block.shape, out_dtype, pad_values, 0 if chw else 2, out=block)
         return out
     if mirror_axis is not None:
         src = np.flip(src, mirror_axis)
@@ -365,8 +374,11 @@ def crop_mirror_normalize(
     if channel_axis is None:
         vals = vals[..., 0]
     else:
-        if pad_output:
-            vals = np.concatenate([vals, np.zeros(vals.shape[:-1] + (1,), np.float32)], -1)
         vals = np.moveaxis(vals, -1, channel_axis)
-    out[...] = saturate(np.transpose(vals, perm), out_dtype)
+    c_out = perm.index(channel_axis) if channel_axis is not None else 0
+    image = out[(slice(None),) * c_out + (slice(0, channels),)] if pad_output else out
+    image[...] = saturate(np.transpose(vals, perm), out_dtype)
+    if pad_output:
+        block = out[(slice(None),) * c_out + (slice(channels, None),)]
+        _fill_block(block.shape, out_dtype, pad_values, c_out, out=block)
     return out

@@ -2,9 +2,14 @@
 
 Plans come from :mod:`headrace.ops._warp_params`; the matrix maps output points to input points
 with pixel corners at integer coordinates (DALI's convention), so the kernel shifts it by half a
-pixel for OpenCV, whose integers are pixel centres. Against DALI 2.4 (CPU), uint8: nearest
-neighbour is exact; linear differs by at most 1 on ~0.1% of the pixels (OpenCV quantises source
-positions to 1/32 pixel); float32: max abs diff ~6e-3 on 0..255 data.
+pixel for OpenCV, whose integers are pixel centres. Against DALI 2.4 (CPU), uint8: linear
+differs by at most 1 on ~0.1% of the pixels (OpenCV quantises source positions to 1/32 pixel);
+float32: max abs diff ~6e-3 on 0..255 data.
+
+Nearest neighbour follows the reference's rule exactly (:mod:`headrace.backends.shared.warp_nn`):
+the pixel read is ``floor`` of the float32 source point, the points of a row are float32 running
+sums, and ``rotate`` rebuilds the reference's float32 matrix; ``cv2.remap`` then reads those
+pixels (``cv2.INTER_NEAREST`` of ``warpAffine`` rounds half-pixel ties differently).
 
 Examples
 --------
@@ -22,6 +27,7 @@ import cv2
 import numpy as np
 
 from headrace._core.saturate import saturate
+from headrace.backends.shared.warp_nn import nn_source_pixels, rotation_matrix
 
 _CV_DEPTHS = (np.uint8, np.uint16, np.int16, np.float32, np.float64)
 
@@ -52,24 +58,26 @@ def _channel_groups(c: int) -> list[tuple[int, int]]:
     return [*groups, (i, c)]
 
 
-def _warp_image(img, m, out_hw, fill_value, flags) -> np.ndarray:
-    """Warp one HWC (or HW) image."""
+def _warp_image(img, m, out_hw, fill_value, flags, maps=None) -> np.ndarray:
+    """Warp one HWC (or HW) image: OpenCV's ``warpAffine`` with the matrix ``m``, or, given the
+    source pixel ``maps`` (x, y) of nearest neighbour, ``remap``."""
     h, w = out_hw
     if fill_value is None:
         border, value = cv2.BORDER_REPLICATE, 0
     else:
         border, value = cv2.BORDER_CONSTANT, (fill_value,) * 4
+
+    def one(a: np.ndarray) -> np.ndarray:
+        if maps is not None:
+            return cv2.remap(
+                a, maps[0], maps[1], cv2.INTER_NEAREST, borderMode=border, borderValue=value
+            )
+        return cv2.warpAffine(a, m, (w, h), flags=flags, borderMode=border, borderValue=value)
+
     if img.ndim == 2:
-        return cv2.warpAffine(img, m, (w, h), flags=flags, borderMode=border, borderValue=value)
+        return one(img)
     parts = [
-        cv2.warpAffine(
-            np.ascontiguousarray(img[..., lo:hi]),
-            m,
-            (w, h),
-            flags=flags,
-            borderMode=border,
-            borderValue=value,
-        ).reshape(h, w, hi - lo)
+        one(np.ascontiguousarray(img[..., lo:hi])).reshape(h, w, hi - lo)
         for lo, hi in _channel_groups(img.shape[2])
     ]
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=2)
@@ -87,6 +95,10 @@ def warp_affine(
 ) -> np.ndarray:
     """Sample ``x`` at ``matrix @ (x + 0.5, y + 0.5, 1)`` for every output pixel.
 
+    Linear interpolation is OpenCV's; nearest neighbour reads pixel ``(floor(sx), floor(sy))``
+    of the reference's float32 source points (``nn_source_pixels``), so exact half-pixel ties
+    go to the pixel whose corner they are, as in the reference.
+
     Examples
     --------
     >>> x = np.arange(4, dtype=np.float32).reshape(1, 4, 1)
@@ -95,9 +107,11 @@ def warp_affine(
     [1.0, 2.0, 3.0, 3.0]
     """
     dtype = np.dtype(dtype)
-    m = opencv_matrix(matrix)
     flags = (cv2.INTER_NEAREST if interp == "nn" else cv2.INTER_LINEAR) | cv2.WARP_INVERSE_MAP
     h, w = out_hw
+    nn = interp == "nn" and h > 0 and w > 0
+    m = None if nn else opencv_matrix(matrix)
+    maps = nn_source_pixels(matrix, out_hw) if nn else None
     direct = x.dtype == dtype and x.dtype.type in _CV_DEPTHS
     # (float32 data stays float32, as the reference: float64 rounds differently)
     wide = x.dtype.itemsize > 2 and x.dtype != np.float32
@@ -106,10 +120,38 @@ def warp_affine(
     if h == 0 or w == 0 or x.size == 0:
         out = np.zeros((*((x.shape[0],) if frames else ()), h, w, *x.shape[3 if frames else 2 :]))
     elif frames:
-        out = np.stack([_warp_image(f, m, out_hw, fill_value, flags) for f in src])
+        out = np.stack([_warp_image(f, m, out_hw, fill_value, flags, maps) for f in src])
     else:
-        out = _warp_image(src, m, out_hw, fill_value, flags)
+        out = _warp_image(src, m, out_hw, fill_value, flags, maps)
     return out.astype(dtype, copy=False) if direct else saturate(out, dtype, overwrite=True)
 
 
-rotate = warp_affine
+def rotate(
+    x: np.ndarray,
+    layout: str | None,
+    *,
+    matrix: np.ndarray,
+    out_hw: tuple[int, int],
+    fill_value: float | None,
+    interp: str,
+    dtype: np.dtype,
+) -> np.ndarray:
+    """``warp_affine`` with a rotate plan's matrix; nearest neighbour uses the reference's
+    float32 matrix (``rotation_matrix``: float32 cosine and sine, float32 translation), whose
+    rounding decides the half-pixel ties.
+
+    Examples
+    --------
+    >>> x = np.arange(6, dtype=np.uint8).reshape(2, 3, 1)
+    >>> m = np.array([[-1.0, 0.0, 3.0], [0.0, -1.0, 2.0]])  # 180 degrees
+    >>> rotate(x, "HWC", matrix=m, out_hw=(2, 3), fill_value=None, interp="nn",
+    ...        dtype=np.dtype("uint8"))[..., 0].tolist()
+    [[5, 4, 3], [2, 1, 0]]
+    """
+    if interp == "nn":
+        frames = layout is not None and layout.startswith("F")
+        in_hw = tuple(x.shape[1:3] if frames else x.shape[:2])
+        matrix = rotation_matrix(matrix, in_hw, out_hw)
+    return warp_affine(
+        x, layout, matrix=matrix, out_hw=out_hw, fill_value=fill_value, interp=interp, dtype=dtype
+    )

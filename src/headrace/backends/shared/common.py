@@ -897,3 +897,23 @@ def multi_paste_regions(
             )
         regions.append((k, j, int(iy), int(ix), int(h), int(w), int(oy), int(ox)))
     return out_hw, regions
+
+
+def box_fill(
+    fill: np.ndarray,
+    lo: Sequence[int],
+    hi: Sequence[int],
+    channel_axis: int | None,
+    shape: Sequence[int],
+) -> np.ndarray:
+    """The per-channel fill values of a box that covers only some channels (``erase`` over the
+    channel axis): the entries of those channels, as the reference.
+
+    Examples
+    --------
+    >>> box_fill(np.array([1.0, 2, 3]), (1, 0), (2, 2), 1, (3, 3)).tolist()
+    [1.0, 2.0]
+    """
+    if channel_axis is None or fill.size <= 1 or fill.size != shape[channel_axis]:
+        return fill
+    return fill[lo[channel_axis] : hi[channel_axis]]

@@ -361,27 +361,50 @@ def cat(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Bat
 
 
 def one_hot(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple[Batch]:
-    """``one_hot``: labels encoded along a new ``axis`` of ``num_classes``."""
+    """``one_hot``: labels encoded along a new ``axis`` of ``num_classes``.
+
+    The reference's rules: when ``axis`` is not given and every sample holds exactly one
+    element (shape ``()``, ``(1,)``, ``(1, 1)``...), the samples are read as scalars and each
+    output is ``(num_classes,)``, with layout ``axis_name`` alone. Otherwise the new axis goes
+    at ``axis`` (the last place when not given), which must lie in ``[-1, ndim]``
+    (:class:`InvalidArgumentError` otherwise); ``axis_name`` then needs an input layout of
+    ``ndim`` letters, the new letter inserted at the new axis.
+    """
     x = ins[0]
     n = v["num_classes"]
     if n <= 0:
         raise InvalidArgumentError(f"one_hot: num_classes must be positive (got {n}).")
     dt = v["dtype"] or _dt.float32
+    on, off, name = v["on_value"], v["off_value"], v["axis_name"]
     axis = v["axis"]
+    samples = x._samples
+    if axis is None and samples and all(math.prod(a.shape) == 1 for a in samples):
+        outs = [xp.one_hot(xp.reshape(a, ()), n, on, off, dt) for a in samples]
+        return out_batch(kc, outs, dt, name)
+    nd = x.ndim
+    axis = -1 if axis is None else axis
+    if not -1 <= axis <= nd:
+        raise InvalidArgumentError(
+            f"one_hot: axis {axis} is out of range [-1, {nd}] for {nd}-D input samples."
+        )
+    lay = None
+    if name is not None:
+        base = x._layout or ""
+        if len(base) != nd:
+            raise InvalidArgumentError(
+                f"one_hot: axis_name needs an input layout of one letter per dimension"
+                f" ({nd}), got {base!r}."
+            )
+        ax = axis % (nd + 1)
+        lay = base[:ax] + name + base[ax:]
     outs = []
-    for a in x._samples:
-        o = xp.one_hot(a, n, v["on_value"], v["off_value"], dt)
+    for a in samples:
+        o = xp.one_hot(a, n, on, off, dt)
         if axis != -1 and axis != o.ndim - 1:
             perm = list(range(o.ndim - 1))
-            perm.insert(axis % o.ndim, o.ndim - 1)
+            perm.insert(axis, o.ndim - 1)
             o = xp.transpose(o, perm)
         outs.append(o)
-    lay = None
-    if v["axis_name"] is not None:
-        base = x._layout or ""
-        if len(base) == x.ndim:
-            ax = axis % (x.ndim + 1)
-            lay = base[:ax] + v["axis_name"] + base[ax:]
     return out_batch(kc, outs, dt, lay)
 
 

@@ -23,7 +23,8 @@ import torch
 
 from headrace._core import dtype as _dt
 from headrace._core.errors import InvalidArgumentError
-from headrace.backends.shared.common import overlap
+from headrace._core.saturate import c_cast
+from headrace.backends.shared.common import box_fill, overlap
 from headrace.backends.torch.batching import dense_base, stacked
 from headrace.backends.torch.cast import saturate
 from headrace.backends.torch.transfer import upload
@@ -35,7 +36,11 @@ def _fill_block(
     shape: Sequence[int], dtype: torch.dtype, fill: np.ndarray, channel_axis: int | None, device
 ) -> torch.Tensor:
     fill = np.asarray(fill, dtype=np.float64).ravel()
-    values = saturate(torch.from_numpy(fill if fill.size else np.zeros(1)), dtype)  # on the host
+    fill = fill if fill.size else np.zeros(1)
+    if dtype.is_floating_point:  # (bfloat16 has no numpy type)
+        values = torch.from_numpy(fill).to(dtype)
+    else:  # converted as the reference (truncated and wrapped): the CPU kernels' rule
+        values = torch.from_numpy(c_cast(fill, torch.empty((), dtype=dtype).numpy().dtype))
     if values.numel() <= 1 or channel_axis is None:
         return torch.full(tuple(shape), values[0].item(), dtype=dtype, device=device)
     values = upload(values, device)
@@ -110,7 +115,8 @@ def erase(x: torch.Tensor, layout, *, boxes, fill_values, channel_axis) -> torch
         if all(b > a for a, b in zip(lo, hi)):
             region = tuple(_slice(a, b) for a, b in zip(lo, hi))
             shape = out[region].shape
-            out[region] = _fill_block(shape, out.dtype, fill_values, channel_axis, x.device)
+            fill = box_fill(np.asarray(fill_values), lo, hi, channel_axis, tuple(x.shape))
+            out[region] = _fill_block(shape, out.dtype, fill, channel_axis, x.device)
     return out
 
 
@@ -128,6 +134,7 @@ def crop_mirror_normalize(
     channel_axis,
     fill_values,
     dtype,
+    pad_fill=None,
 ) -> torch.Tensor:
     """Crop + mirror + ``x * mul + add`` per channel + transpose + cast (see the CPU kernel).
 
@@ -135,7 +142,7 @@ def crop_mirror_normalize(
     --------
     >>> f32 = np.dtype(np.float32)
     >>> p = dict(anchor=(2, 2, 0), shape=(4, 4, 3), mirror_axis=None, mul=np.full(3, 0.2, f32),
-    ...          add=np.full(3, -1, f32), perm=(2, 0, 1), pad_output=False, channel_axis=2,
+    ...          add=np.full(3, -1, f32), perm=(2, 0, 1), pad_output=0, channel_axis=2,
     ...          fill_values=np.zeros(1), dtype=f32)
     >>> img = torch.full((8, 8, 3), 10, dtype=torch.uint8)
     >>> crop_mirror_normalize(img, "HWC", **p)[:, 0, 0].tolist()
@@ -153,24 +160,25 @@ def crop_mirror_normalize(
     a = upload(np.asarray(add, np.float32), x.device).reshape(bshape)
     vals = saturate(src.to(torch.float32) * m + a, out_dtype)
     full = list(shape)
-    if pad_output:
-        full[channel_axis] += 1
+    pad = int(pad_output)
+    pad_values = np.zeros(pad) if pad_fill is None else np.asarray(pad_fill, np.float64)
+    if pad:
+        full[channel_axis] += pad
     fill = np.asarray(fill_values, np.float64).ravel()
-    if pad_output and fill.size == shape[channel_axis] > 1:
-        fill = np.append(fill, 0)
+    if pad and fill.size == shape[channel_axis] > 1:
+        fill = np.append(fill, pad_values)
     out = _fill_block(full, out_dtype, fill, channel_axis, x.device)
     dst = list(dst_box)
     if mirror_axis is not None:
         d, n = dst[mirror_axis], shape[mirror_axis]
         dst[mirror_axis] = _slice(n - d.stop, n - d.start)
     if all(b.stop > b.start for b in src_box):
-        if pad_output:  # the extra channel: 0 inside the image; with a window out of bounds,
-            # its fill value everywhere (as the reference)
-            extra = torch.zeros_like(vals.narrow(channel_axis, 0, 1))
-            if not inside:
-                extra += float(fill[-1] if fill.size > 1 else fill[0])
+        if pad:  # the padding channels hold their values where there is image too
+            extra_shape = list(vals.shape)
+            extra_shape[channel_axis] = pad
+            extra = _fill_block(extra_shape, out_dtype, pad_values, channel_axis, x.device)
             vals = torch.cat([vals, extra], channel_axis)
-            dst[channel_axis] = _slice(0, shape[channel_axis] + 1)
+            dst[channel_axis] = _slice(0, shape[channel_axis] + pad)
         out[tuple(dst)] = vals
     del inside
     return out.permute(*perm).contiguous()
@@ -255,7 +263,7 @@ def crop_mirror_normalize_batched(
     >>> from headrace._dispatch.planned import KernelPlan
     >>> f32 = np.dtype(np.float32)
     >>> kw = dict(anchor=(0, 0, 0), shape=(2, 2, 1), mul=np.ones(1, f32), add=np.zeros(1, f32),
-    ...           perm=(2, 0, 1), pad_output=False, channel_axis=2, fill_values=np.zeros(1),
+    ...           perm=(2, 0, 1), pad_output=0, channel_axis=2, fill_values=np.zeros(1),
     ...           dtype=f32)
     >>> plans = [KernelPlan((1, 2, 2), f32, dict(kw, mirror_axis=m)) for m in (None, 1)]
     >>> x = [torch.arange(4, dtype=torch.uint8).reshape(2, 2, 1)] * 2
@@ -318,4 +326,3 @@ def crop_mirror_normalize_batched(
     perm = (0, *(1 + int(p) for p in k0["perm"]))
     dense = saturate(vals, out_dtype).permute(perm).contiguous()
     return list(dense.unbind(0)), dense
-

@@ -1,8 +1,10 @@
 """Torch affine warps (``rotate``, ``warp_affine``) on ``grid_sample``; CPU kernel's contract.
 
-Sampling is exact float32 bilinear / nearest (``align_corners=False`` matches DALI's corner
-convention). Against the CPU kernel: uint8 max abs diff 1 (OpenCV's 1/32-pixel positions), NN
-identical except at exact ties, float32 within ~6e-3 on 0..255 data.
+Linear sampling is exact float32 bilinear (``align_corners=False`` matches DALI's corner
+convention). Against the CPU kernel: uint8 max abs diff 1 (OpenCV's 1/32-pixel positions),
+float32 within ~6e-3 on 0..255 data. Nearest neighbour reads the same pixels as the CPU kernel
+(the reference's rule, :mod:`headrace.backends.shared.warp_nn`: ``floor`` of float32 row-wise
+running source points, computed on the host), gathered on the device.
 
 Examples
 --------
@@ -20,6 +22,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from headrace.backends.shared.warp_nn import nn_source_pixels, rotation_matrix
 from headrace.backends.torch.cast import saturate
 from headrace.backends.torch.transfer import upload
 
@@ -45,6 +48,27 @@ def source_grid(
     return grid.to(torch.float32).unsqueeze(0)
 
 
+def _nn_gather(
+    v: torch.Tensor, matrix: np.ndarray, out_hw: tuple[int, int], fill_value: float | None
+) -> torch.Tensor:
+    """Nearest neighbour of ``v`` (N, H, W, C): the pixels ``nn_source_pixels`` picks; outside
+    the input, ``fill_value`` or (without one) the nearest edge pixel."""
+    n, h_in, w_in, c = v.shape
+    sx, sy = nn_source_pixels(matrix, out_hw)
+    ix = np.clip(sx, -1, w_in).astype(np.int64)
+    iy = np.clip(sy, -1, h_in).astype(np.int64)
+    if fill_value is None:
+        lin = np.clip(iy, 0, h_in - 1) * w_in + np.clip(ix, 0, w_in - 1)
+    else:
+        inside = (ix >= 0) & (ix < w_in) & (iy >= 0) & (iy < h_in)
+        lin = np.where(inside, iy * w_in + ix, -1)
+    idx = upload(lin.astype(np.int32), v.device).long()
+    out = v.reshape(n, h_in * w_in, c)[:, idx.clamp(min=0)]
+    if fill_value is not None:
+        out = out.masked_fill((idx < 0)[None, :, :, None], fill_value)
+    return out
+
+
 def warp_affine(
     x: torch.Tensor,
     layout: str | None,
@@ -56,6 +80,10 @@ def warp_affine(
     dtype: np.dtype,
 ) -> torch.Tensor:
     """Sample ``x`` at ``matrix @ (x + 0.5, y + 0.5, 1)`` for every output pixel.
+
+    Nearest neighbour reads pixel ``(floor(sx), floor(sy))`` of the reference's float32 source
+    points (exact half-pixel ties go to the pixel whose corner they are); linear is
+    ``grid_sample``'s bilinear.
 
     Examples
     --------
@@ -73,6 +101,8 @@ def warp_affine(
     h, w = out_hw
     if h == 0 or w == 0 or v.numel() == 0:
         out = torch.zeros((n, h, w, c), dtype=torch.float32, device=x.device)
+    elif interp == "nn":
+        out = _nn_gather(v, matrix, out_hw, fill_value)
     else:
         grid = source_grid(matrix, out_hw, (h_in, w_in), x.device).expand(n, h, w, 2)
         v = v.permute(0, 3, 1, 2).to(torch.float32)
@@ -92,4 +122,31 @@ def warp_affine(
     return saturate(out.contiguous(), dtype)
 
 
-rotate = warp_affine
+def rotate(
+    x: torch.Tensor,
+    layout: str | None,
+    *,
+    matrix: np.ndarray,
+    out_hw: tuple[int, int],
+    fill_value: float | None,
+    interp: str,
+    dtype: np.dtype,
+) -> torch.Tensor:
+    """``warp_affine`` with a rotate plan's matrix; nearest neighbour uses the reference's
+    float32 matrix (``rotation_matrix``), as the CPU kernel.
+
+    Examples
+    --------
+    >>> x = torch.arange(6, dtype=torch.uint8).reshape(2, 3, 1)
+    >>> m = np.array([[-1.0, 0.0, 3.0], [0.0, -1.0, 2.0]])  # 180 degrees
+    >>> rotate(x, "HWC", matrix=m, out_hw=(2, 3), fill_value=None, interp="nn",
+    ...        dtype=np.dtype("uint8"))[..., 0].tolist()
+    [[5, 4, 3], [2, 1, 0]]
+    """
+    if interp == "nn":
+        frames = layout is not None and layout.startswith("F")
+        in_hw = tuple(x.shape[1:3] if frames else x.shape[:2])
+        matrix = rotation_matrix(matrix, in_hw, out_hw)
+    return warp_affine(
+        x, layout, matrix=matrix, out_hw=out_hw, fill_value=fill_value, interp=interp, dtype=dtype
+    )
