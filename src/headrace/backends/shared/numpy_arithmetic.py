@@ -19,30 +19,42 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
+from headrace._core.errors import InvalidArgumentError
 
 
 def _np_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "f":
-        return a / b
+        with np.errstate(divide="ignore", invalid="ignore"):  # (inf and nan, as the reference)
+            return a / b
+    _no_zero_divisor(b)
     # integers: the quotient rounded toward zero, exactly (through float64 it was off past 2**53)
-    b1 = np.where(b == 0, 1, b)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        q = np.floor_divide(a, b1)
+        q = np.floor_divide(a, b)
         if q.dtype.kind == "i":  # floor -> toward zero where the signs differ and it is inexact
-            q += (np.remainder(a, b1) != 0) & ((a < 0) != (b1 < 0))
+            q += (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
     return q.astype(a.dtype, copy=False)
 
 
 def _np_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "f":
         return np.fmod(a, b)
+    _no_zero_divisor(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.fmod(a, np.where(b == 0, 1, b)).astype(a.dtype)
+        return np.fmod(a, b).astype(a.dtype)
+
+
+def _no_zero_divisor(b: np.ndarray) -> None:
+    """Integer ``//`` and ``%`` by zero raise, as the reference's CPU operator does."""
+    if b.dtype.kind in "iub" and not np.all(b):
+        raise InvalidArgumentError("Integer division by zero.")
 
 
 def _np_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "iu" and np.any(b < 0):
-        return np.trunc(np.power(a.astype(np.float64), b.astype(np.float64))).astype(a.dtype)
+    if a.dtype.kind in "iu" and b.dtype.kind == "i" and np.any(b < 0):
+        # a negative integer exponent gives 0, whatever the base, as the reference; the others
+        # wrap on overflow as integer powers do
+        with np.errstate(over="ignore"):
+            return np.where(b < 0, 0, np.power(a, np.maximum(b, 0))).astype(a.dtype)
     return np.power(a, b)
 
 

@@ -17,6 +17,8 @@ from headrace.backends.shared.numpy_arithmetic import NUMPY_FUNCS, np_cast
 
 
 def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    # (integers by zero: x // 0 = x and x % 0 = 0 here, where the CPU operator raises as the
+    # reference's does: checking would make the host wait for the device)
     if a.is_floating_point():
         return a / b
     return torch.div(a, torch.where(b == 0, torch.ones_like(b), b), rounding_mode="trunc")
@@ -31,10 +33,10 @@ def _mod(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.is_floating_point() or b.is_floating_point():
         return torch.pow(a, b)
-    # integers: a negative exponent goes through float64 and truncates (torch refuses it);
-    # chosen per element on the device, without reading the exponents back to the host
-    neg = torch.trunc(torch.pow(a.double(), b.double())).to(torch.result_type(a, b))
-    return torch.where(b < 0, neg, torch.pow(a, b.clamp_min(0)))
+    # integers: a negative exponent gives 0, whatever the base, as the reference (torch
+    # refuses it); chosen per element on the device, without reading the exponents back
+    out = torch.pow(a, b.clamp_min(0))
+    return torch.where(b < 0, torch.zeros_like(out), out)
 
 
 TORCH_FUNCS: dict[str, Callable[..., Any]] = {
