@@ -1844,7 +1844,7 @@ ROWS: tuple[Row, ...] = (
             ),
         ),
         empty=True,
-        bad=({"n_mfcc": 100}, InvalidArgumentError),
+        bad=({"n_mfcc": 0}, InvalidArgumentError),
         per_sample=False,
     ),
     Row(
@@ -1859,7 +1859,7 @@ ROWS: tuple[Row, ...] = (
             ),
         ),
         empty=True,
-        bad=({"window_length": 100}, InvalidArgumentError),
+        bad=({"window_length": 0}, InvalidArgumentError),
         per_sample=False,
     ),
     # ---------------------------------------------------------------- detection

@@ -357,10 +357,9 @@ def mfcc_params(
         raise InvalidArgumentError(f"{op}: dct_type must be 1, 2, 3 or 4, got {dct_type}.")
     if dct_type == 1 and normalize:
         raise InvalidArgumentError(f"{op}: normalize is not supported for DCT type I.")
-    if not 0 < n_mfcc <= n:
-        raise InvalidArgumentError(
-            f"{op}: n_mfcc ({n_mfcc}) must be in 1..{n} (the extent of axis {ax})."
-        )
+    if n_mfcc <= 0:
+        raise InvalidArgumentError(f"{op}: n_mfcc ({n_mfcc}) must be positive.")
+    n_mfcc = min(n_mfcc, n)  # (more than the axis holds: all of them, as the reference)
     mat = dct_matrix(n, dct_type, normalize)[:n_mfcc]
     if lifter:
         c = 1.0 + lifter / 2.0 * np.sin(np.pi * (np.arange(n_mfcc) + 1) / lifter)
@@ -372,15 +371,16 @@ def mfcc_params(
 
 # --- nonsilent_region -----------------------------------------------------------------------------
 def check_nonsilent_args(vals: dict[str, Any]) -> None:
-    """Refuse a non-positive window and a reset interval that is not a multiple of it."""
+    """Refuse a non-positive window or reset interval. (The reference also refuses, for float
+    input only, a reset interval that is not a multiple of the window; the results do not
+    depend on it, and integer input takes any, as there.)"""
     w = vals.get("window_length")
     w = 2048 if w is None else w
     r = vals.get("reset_interval")
     r = 8192 if r is None else r
     if w <= 0:
         raise InvalidArgumentError(f"nonsilent_region: window_length must be positive, got {w}.")
-    if r != -1 and (r <= 0 or r % w):
+    if r != -1 and r <= 0:
         raise InvalidArgumentError(
-            f"nonsilent_region: reset_interval ({r}) must be -1 or a positive multiple of "
-            f"window_length ({w})."
+            f"nonsilent_region: reset_interval ({r}) must be -1 or positive."
         )

@@ -199,7 +199,9 @@ def to_decibels(
     if ref == 1:  # (x / 1 is x: one pass fewer)
         r = np.maximum(v, lo)
     else:
-        r = np.divide(v, _F32(ref)) if ref != 0 else np.ones_like(v)
+        # (a maximum of 0, a silent sample: every ratio is 0, so the output is the cutoff, as
+        # the reference)
+        r = np.divide(v, _F32(ref)) if ref != 0 else np.zeros_like(v)
         np.maximum(r, lo, out=r)
     if lo > 0:  # every value is positive (or NaN): log10 raises no warning
         np.log10(r, out=r)
@@ -273,7 +275,7 @@ def to_decibels_batched(
             refs = np.maximum.reduce(src.reshape(n, -1), axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):  # (what one sample alone warns of)
             np.divide(src, refs.reshape(n, *(1,) * x0.ndim), out=v)
-            v[refs == 0] = 1  # (a reference of 0: ratios of 1, as one sample alone gives)
+            v[refs == 0] = 0  # (a silent sample: the cutoff, as one sample alone gives)
             np.maximum(v, _F32(kw["min_ratio"]), out=v)
             np.log10(v, out=v)
         v *= _F32(kw["multiplier"])

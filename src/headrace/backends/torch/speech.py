@@ -114,7 +114,7 @@ def to_decibels(
         r = v / reference
     elif v.numel():  # the maximum stays on the device (no read-back)
         top = v.max()
-        r = torch.where(top != 0, v / top, torch.ones_like(v))
+        r = torch.where(top != 0, v / top, torch.zeros_like(v))  # (silent: the cutoff)
     else:
         r = v
     return multiplier * torch.log10(torch.clamp(r, min=min_ratio))
