@@ -42,8 +42,9 @@ def test_python_numbers_take_the_first_samples_type() -> None:
     ints = ndd.batch([1, 2.5])
     assert ints.dtype is ndd.int32 and [int(s.item()) for s in ints] == [1, 2]
     assert ndd.batch([[0.5, 0.5], [1, 1]]).dtype is ndd.float32
-    with pytest.raises(TypeError):
-        ndd.batch([np.zeros(2, np.int32), np.zeros(2, np.float32)])  # arrays keep their types
+    # arrays of another type take the first sample's too, rounded and saturated (the reference)
+    mixed = ndd.batch([np.zeros(2, np.int32), np.float32([2.5, -1e10])])
+    assert mixed.dtype is ndd.int32 and mixed.select(1).torch().tolist() == [3, -(2**31)]
 
 
 @pytest.mark.parametrize("dt", [np.int32, np.int64, np.uint64])

@@ -123,10 +123,10 @@ def test_as_tensor_of_ragged_batch_fails_at_use_in_eager_mode():
 @pytest.mark.parametrize(
     ("samples", "dtype", "shapes"),
     [
-        # an empty list has no element type of its own: it takes the other samples' type
+        # the first sample's type is the batch's; an empty list's is float32 (the reference)
         ([[7, 8], [], [9]], ndd.int32, [(2,), (0,), (1,)]),
         ([[], [], [2.5, 3.5]], ndd.float32, [(0,), (0,), (2,)]),
-        ([[], [True]], ndd.bool, [(0,), (1,)]),
+        ([[], [True]], ndd.float32, [(0,), (1,)]),
         # with nothing else to go by, the empty samples keep the default float type
         ([[], []], ndd.float32, [(0,), (0,)]),
     ],
@@ -144,26 +144,25 @@ def test_empty_list_sample_takes_the_batch_dtype(samples, dtype, shapes):
     assert dense.shape == (len(samples), max(len(s) for s in samples))
 
 
-def test_typed_samples_of_different_dtypes_still_fail():
-    # (Python numbers take the first sample's type, as in the reference: [[1, 2], [1.5]] is
-    # int32 [[1, 2], [1]]; arrays keep theirs)
+def test_samples_of_different_dtypes_take_the_first_ones():
+    # (as in the reference: Python numbers by a plain conversion, [[1, 2], [1.5]] is int32
+    # [[1, 2], [1]]; arrays rounded and saturated)
     mixed = ndd.as_batch([[1, 2], [1.5]])
     assert mixed.dtype == ndd.int32 and mixed.select(1).torch().tolist() == [1]
-    with pytest.raises(TypeError, match="same dtype"):
-        ndd.as_batch([np.zeros(0, np.uint8), np.zeros(2, np.int16)])
+    arrays = ndd.as_batch([np.zeros(0, np.uint8), np.int16([2, 300, -4])])
+    assert arrays.dtype == ndd.uint8 and arrays.select(1).torch().tolist() == [2, 255, 0]
 
 
 def test_batch_of_arrays_keeps_them_and_checks_kinds() -> None:
     """A list of numpy arrays of one dtype and rank is taken as it is (no copy); mixed
-    dtypes, ranks or unsupported types still get the per-sample checks and messages."""
+    dtypes (converted to the first's), ranks or unsupported types take the per-sample path."""
     xs = [np.arange(k + 1, dtype=np.int16) for k in range(5)]
     b = ndd.as_batch(xs)
     assert b.dtype == ndd.int16 and b.batch_size == 5
     assert all(np.shares_memory(np.asarray(t), x) for t, x in zip(b.tensors, xs))
     copied = ndd.batch(xs)  # (batch copies, as_batch does not)
     assert not any(np.shares_memory(np.asarray(t), x) for t, x in zip(copied.tensors, xs))
-    with pytest.raises(Exception, match="same dtype"):
-        ndd.batch([np.zeros(2, np.int16), np.zeros(2, np.int32)])
+    assert ndd.batch([np.zeros(2, np.int16), np.zeros(2, np.int32)]).dtype == ndd.int16
     with pytest.raises(Exception, match="number of dimensions"):
         ndd.batch([np.zeros(2, np.int16), np.zeros((2, 2), np.int16)])
     with pytest.raises(Exception, match="Unsupported numpy dtype"):

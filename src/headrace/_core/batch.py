@@ -37,6 +37,7 @@ from headrace._core.invocation import InvocationResult
 from headrace._core.layout import validate as validate_layout
 from headrace._core.operators import ArithmeticMixin, DeviceMixin
 from headrace._core.proxy import unwrap as unwrap_proxy
+from headrace._core.saturate import saturate
 from headrace._core.storage_view import BatchStorage
 from headrace._core.tensor import Tensor, _device_of, _maybe_sync
 
@@ -593,7 +594,6 @@ def _import_samples(
     lay: str | None = None
     copied = False
     external = False
-    untyped_so_far = False  # every sample so far is an empty Python list (no element type)
     for i, x in enumerate(tensors):
         if x is None:
             raise InvalidTypeError(f"Batch: samples cannot be None. Got `None` at index {i}.")
@@ -610,26 +610,20 @@ def _import_samples(
             xl = None
             copied |= c
             external |= not c
-        # An empty Python list says nothing about the element type: it takes the batch's.
-        untyped = want_dtype is None and _is_python(x) and getattr(arr, "size", 1) == 0
-        if samples and (untyped or (_is_python(x) and not untyped_so_far)) and xdt != dt:
-            # Python numbers take the batch's type, set by its first sample, as the reference
-            # does ([1.0, 2] is float32, [1, 2.5] int32)
-            arr, xdt = _st.cast(arr, dt, xdt), dt
-        elif samples and untyped_so_far and not untyped and xdt != dt:
-            samples = [_st.cast(s, xdt, dt) for s in samples]
-            dt = xdt
-        untyped_so_far = untyped if not samples else untyped_so_far and untyped
+        if samples and xdt != dt:
+            # every sample takes the batch's type, set by its first sample, as the reference
+            # does: Python numbers by a plain conversion ([1.0, 2] is float32, [1, 2.7] int32
+            # [1, 2], [[], [1]] float32), arrays of another type rounded and saturated
+            if isinstance(arr, np.ndarray) and not _is_python(x) and dt is not _dt.bfloat16:
+                arr = saturate(arr, np.dtype(dt.numpy))
+            else:
+                arr = _st.cast(arr, dt, xdt)
+            xdt = dt
         if samples:
             if arr.ndim != samples[0].ndim:
                 raise InvalidArgumentError(
                     f"Batch: all samples must have the same number of dimensions; sample {i} has "
                     f"{arr.ndim}, sample 0 has {samples[0].ndim}."
-                )
-            if xdt != dt:
-                raise InvalidTypeError(
-                    f"Batch: all samples must have the same dtype; sample {i} is {xdt}, "
-                    f"sample 0 is {dt}."
                 )
             if xl is not None and lay is not None and xl != lay:
                 raise InvalidArgumentError(

@@ -19,6 +19,7 @@ from headrace._core.errors import BackendUnavailableError, InvalidArgumentError,
 Array = Any  # np.ndarray | torch.Tensor
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_UINT32_MAX = 2**32 - 1
 
 
 def is_torch(x: Any) -> bool:
@@ -61,12 +62,17 @@ def python_to_numpy(data: Any, dtype: _dt.DType | None) -> np.ndarray:
     if enum_t is not None:
         return arr.astype(np.int32)
     kind = arr.dtype.kind
-    if kind == "i" and arr.dtype.itemsize == 8:
-        if arr.size == 0 or (arr.min() >= _INT32_MIN and arr.max() <= _INT32_MAX):
+    if kind in "iu" and arr.dtype.itemsize == 8:
+        # as the reference: int32 when every value fits, else uint32, else OverflowError
+        if arr.size == 0 or (kind == "i" and arr.min() >= _INT32_MIN and arr.max() <= _INT32_MAX):
             return arr.astype(np.int32)
-        return arr
-    if kind == "u" and arr.dtype.itemsize == 8:
-        return arr.astype(np.uint32)
+        if (kind == "u" or arr.min() >= 0) and arr.max() <= _UINT32_MAX:
+            return arr.astype(np.uint32)
+        signed = kind == "i" and arr.min() < 0
+        top = int(arr.max())
+        worst = top if top > (_INT32_MAX if signed else _UINT32_MAX) else int(arr.min())
+        target = "int32" if signed else "uint32"
+        raise OverflowError(f"Python integer {worst} out of range for {target}.")
     if kind == "f" and arr.dtype.itemsize == 8:
         return arr.astype(np.float32)
     if kind in "biuf":
