@@ -358,3 +358,72 @@ def test_nearest_warps_equal_the_reference(device: str) -> None:
         np.testing.assert_array_equal(
             np.asarray(got.tensors[0].cpu()), np.asarray(ref.tensors[0]), err_msg=f"{op} {kw}"
         )
+
+
+def test_reshape_layout_must_name_every_output_dimension() -> None:
+    x = ndd.batch([np.arange(12, dtype=np.float32).reshape(3, 4)], layout="HW")
+    with pytest.raises(RuntimeError, match="layout 'HW' has 2 letters for 1-D output samples"):
+        ndd.reshape(x, shape=[12], layout="HW").evaluate()
+    assert ndd.reshape(x, shape=[12], layout="X").layout == "X"
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_integer_powers_with_negative_exponents_are_zero(device: str) -> None:
+    a = ndd.as_tensor(np.int32([0, 1, -1, 2, 3]), device=device)
+    b = ndd.as_tensor(np.int32([-1, -1, -1, -1, 2]), device=device)
+    assert (a**b).cpu().torch().tolist() == [0, 0, 0, 0, 9]  # (the reference's rule)
+    big = ndd.as_tensor(np.int64([3, 7, 2]), device=device) ** ndd.as_tensor(
+        np.int64([-1, 40, 70]), device=device
+    )
+    assert big.cpu().torch().tolist() == [0, 7**40 % 2**64 - 2**64, 0]  # (wrapped, as numpy)
+
+
+def test_integer_division_by_zero_raises() -> None:
+    a = ndd.as_tensor(np.int32([7, -7, 3]))
+    for expr in (lambda: a // ndd.as_tensor(np.int32([0, 2, 1])), lambda: a % 0):
+        with pytest.raises(ValueError, match="Integer division by zero"):
+            np.asarray(expr())
+    f = ndd.as_tensor(np.float32([1.0, -1.0]))
+    assert np.asarray(f // 0.0).tolist() == [np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_to_decibels_of_silence_is_the_cutoff(device: str) -> None:
+    x = ndd.batch([np.zeros((2, 3), np.float32), np.float32([[0, 0, 5]])], device=device)
+    got = [t.cpu().torch().numpy() for t in ndd.to_decibels(x, cutoff_db=-40).tensors]
+    np.testing.assert_allclose(got[0], np.full((2, 3), -40.0), rtol=1e-6)
+    np.testing.assert_allclose(got[1], [[-40.0, -40.0, 0.0]], rtol=1e-6)
+
+
+def test_speech_argument_leniencies_of_the_reference() -> None:
+    """nonsilent_region takes a window that does not divide the reset interval (the reference
+    does for integer input; headrace for any), and mfcc clamps n_mfcc to the bands there are."""
+    sig = np.zeros(1300, np.int16)
+    sig[402:897] = 10000
+    x = ndd.batch([sig])
+    got = [int(t.tensors[0].item()) for t in ndd.nonsilent_region(x, window_length=100)]
+    never = ndd.nonsilent_region(x, window_length=100, reset_interval=-1)
+    assert got == [int(t.tensors[0].item()) for t in never] and got[1] > 0
+    mel = ndd.batch([np.random.default_rng(0).random((4, 3)).astype(np.float32)])
+    assert ndd.mfcc(mel, n_mfcc=6).tensors[0].shape == (4, 3)
+
+
+def test_python_integers_infer_int32_then_uint32() -> None:
+    assert ndd.tensor([5, 2**31 - 1]).dtype == ndd.int32
+    assert ndd.tensor([3_000_000_000]).dtype == ndd.uint32
+    for v in ([2**32], 2**63, [2**64 - 1], [-(2**31) - 1], [-1, 3_000_000_000]):
+        with pytest.raises(OverflowError, match=r"out of range for u?int32"):
+            ndd.tensor(v)
+
+
+def test_batch_samples_take_the_first_samples_type() -> None:
+    """Python numbers by a plain conversion, arrays rounded and saturated (the reference)."""
+    cases = [
+        ([[1], [2.7]], [[1], [2]], ndd.int32),
+        ([np.array([1]), np.array([-2.7])], [[1], [-3]], ndd.int64),
+        ([np.array([1], np.uint8), np.array([300.0, -5.0])], [[1], [255, 0]], ndd.uint8),
+        ([[], [1]], [[], [1.0]], ndd.float32),
+    ]
+    for samples, values, dtype in cases:
+        b = ndd.batch(samples)
+        assert b.dtype == dtype and [np.asarray(t).tolist() for t in b.tensors] == values

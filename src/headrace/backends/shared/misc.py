@@ -185,6 +185,11 @@ def reshape(xp: ArrayOps, kc: KernelContext, ins: list[Batch], v: Vals) -> tuple
         except ReshapeError as e:
             raise ReshapeError(f"{e} (sample {i})") from None
     lay = v["layout"]
+    if lay and outs and len(lay) != outs[0].ndim:
+        raise InvalidArgumentError(
+            f"reshape: layout {lay!r} has {len(lay)} letters for {outs[0].ndim}-D output samples "
+            f"(shape {tuple(outs[0].shape)}). Give one letter per output dimension."
+        )
     if lay is None and outs and outs[0].ndim == x.ndim and v["src_dims"] is None:
         lay = x._layout
     return out_batch(kc, outs, x._dtype, lay or None)
