@@ -427,3 +427,13 @@ def test_batch_samples_take_the_first_samples_type() -> None:
     for samples, values, dtype in cases:
         b = ndd.batch(samples)
         assert b.dtype == dtype and [np.asarray(t).tolist() for t in b.tensors] == values
+
+
+def test_transform_matrices_have_the_references_layout() -> None:
+    one = ndd.transforms.rotation(angle=30.0)
+    many = ndd.transforms.translation(offset=ndd.batch([np.float32([1, 2]), np.float32([3, 4])]))
+    both = ndd.transforms.combine(many, ndd.transforms.scale(scale=[2, 2], batch_size=2))
+    assert (one.layout, many.layout, both.layout) == ("**", "**", "**")
+    img = ndd.batch([np.zeros((8, 8, 3), np.uint8)], layout="HWC")  # (still a warp matrix)
+    m = ndd.transforms.rotation(angle=ndd.batch([np.float32(10)]), center=[4, 4])
+    assert ndd.warp_affine(img, m).tensors[0].shape == (8, 8, 3)

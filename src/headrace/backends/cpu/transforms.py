@@ -25,6 +25,10 @@ from headrace._dispatch.kernel_context import KernelContext
 Vals = dict[str, Any]
 
 
+#: The layout of the matrices the transforms return, as the reference's.
+_MATRIX = "**"
+
+
 def homogeneous(m: np.ndarray, what: str) -> np.ndarray:
     """The ``ndim x (ndim + 1)`` transform ``m`` as a square homogeneous matrix."""
     a = np.asarray(m, dtype=np.float64)
@@ -182,7 +186,7 @@ def _compose(build: Callable[[Vals, int | None], np.ndarray]) -> Callable[..., t
                 h = prev @ h if a["reverse_order"] else h @ prev
             return h[:-1].astype(np.float32)
 
-        return (Batch._wrap(kc.map(one, parallel=False), _dt.float32, None, kc.device),)
+        return (Batch._wrap(kc.map(one, parallel=False), _dt.float32, _MATRIX, kc.device),)
 
     kernel.__name__ = build.__name__.lstrip("_")
     return kernel
@@ -211,4 +215,4 @@ def combine(kc: KernelContext, ins: list[Batch], args: Vals) -> tuple[Batch]:
             out = out @ h if rev else h @ out
         return out[:-1].astype(np.float32)
 
-    return (Batch._wrap(kc.map(one, parallel=False), _dt.float32, None, kc.device),)
+    return (Batch._wrap(kc.map(one, parallel=False), _dt.float32, _MATRIX, kc.device),)
