@@ -22,6 +22,7 @@ from headrace.codecs.limits import check_pixels
 __all__ = [
     "FORMATS",
     "ImageInfo",
+    "TiffSamples",
     "as_buffer",
     "check_declared_size",
     "check_png_chunks",
@@ -29,6 +30,7 @@ __all__ = [
     "exif_orientation",
     "probe",
     "probe_known",
+    "tiff_samples",
     "unknown_format_error",
 ]
 
@@ -444,6 +446,68 @@ def _probe_tiff(mv: memoryview) -> ImageInfo:
     return ImageInfo("tiff", tags[257], tags[256], channels, _valid_orientation(tags))
 
 
+@dataclass(frozen=True, slots=True)
+class TiffSamples:
+    """How the first image of a classic TIFF stores its pixels (see :func:`tiff_samples`).
+
+    Attributes
+    ----------
+    photometric : int
+        PhotometricInterpretation (0 min-is-white, 1 min-is-black, 2 RGB, 3 palette...).
+    samples : int
+        SamplesPerPixel, extra samples included.
+    bits : int
+        BitsPerSample of the first sample.
+    extra : int or None
+        The first ExtraSamples value (0 unspecified, 1 associated alpha, 2 unassociated
+        alpha); ``None`` when the file has no extra samples.
+    orientation : int
+        The Orientation tag (1-8; 1 when absent or invalid).
+    planar : int
+        PlanarConfiguration: 1 samples interleaved (chunky), 2 one plane per sample.
+    """
+
+    photometric: int
+    samples: int
+    bits: int
+    extra: int | None
+    orientation: int
+    planar: int
+
+
+def tiff_samples(buf: np.ndarray) -> TiffSamples | None:
+    """The sample layout of a classic TIFF's first directory, read from the header only.
+
+    Returns
+    -------
+    TiffSamples or None
+        ``None`` for a BigTIFF or a directory too malformed to read (the codec then reports).
+
+    Examples
+    --------
+    >>> import io
+    >>> from PIL import Image
+    >>> f = io.BytesIO()
+    >>> Image.new("RGBA", (3, 2)).save(f, format="TIFF")
+    >>> tiff_samples(np.frombuffer(f.getvalue(), np.uint8))
+    TiffSamples(photometric=2, samples=4, bits=8, extra=2, orientation=1, planar=1)
+    """
+    mv = memoryview(buf)
+    if len(mv) < 8 or mv[2] == 0x2B or mv[3] == 0x2B:  # BigTIFF
+        return None
+    try:
+        tags = _ifd0_tags(mv, _SAMPLE_TAGS)
+    except (DecodeError, struct.error):
+        return None
+    photometric, samples, bits = tags.get(262, -1), tags.get(277, 1), tags.get(258, 1)
+    orientation = _valid_orientation(tags)
+    return TiffSamples(photometric, samples, bits, tags.get(338), orientation, tags.get(284, 1))
+
+
+#: BitsPerSample and ExtraSamples: arrays, one value per (extra) sample.
+_SAMPLE_TAGS: Final = frozenset({258, 338})
+
+
 def _tiff_orientation(mv: memoryview) -> int:
     """Orientation tag of IFD0 in a TIFF-structured block; 1 when absent or malformed."""
     try:
@@ -457,8 +521,10 @@ def _valid_orientation(tags: dict[int, int]) -> int:
     return value if 1 <= value <= 8 else 1
 
 
-def _ifd0_tags(mv: memoryview) -> dict[int, int]:
-    """First value of every SHORT/LONG/BYTE entry of the first IFD of a TIFF structure."""
+def _ifd0_tags(mv: memoryview, follow: frozenset[int] = frozenset()) -> dict[int, int]:
+    """First value of every SHORT/LONG/BYTE entry of the first IFD of a TIFF structure (the
+    value field; for the tags in ``follow``, the first value of the array it points to when
+    the values do not fit in it, as BitsPerSample of an RGBA file)."""
     order = bytes(mv[:2])
     if order not in (b"II", b"MM"):
         raise DecodeError("corrupt TIFF header (bad byte order mark).")
@@ -472,8 +538,14 @@ def _ifd0_tags(mv: memoryview) -> dict[int, int]:
         entry = ifd + 2 + 12 * i
         tag, typ = struct.unpack_from(e + "HH", mv, entry)
         code = _TIFF_TYPES.get(typ)
-        if code is not None:
-            (tags[tag],) = struct.unpack_from(e + code, mv, entry + 8)
+        if code is None:
+            continue
+        at = entry + 8
+        if tag in follow:
+            (n,) = struct.unpack_from(e + "I", mv, entry + 4)
+            if n * struct.calcsize(code) > 4:
+                (at,) = struct.unpack_from(e + "I", mv, at)
+        (tags[tag],) = struct.unpack_from(e + code, mv, at)
     return tags
 
 

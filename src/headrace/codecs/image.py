@@ -1,7 +1,8 @@
 """Per-sample image decoding: the byte-level layer under ``decoders.image`` and friends.
 
 ``decode`` and ``peek_shape`` are pure, thread-safe functions of one encoded sample. JPEGs go
-through libjpeg-turbo (``simplejpeg``), every other format through OpenCV; both release the GIL.
+through libjpeg-turbo (``simplejpeg``), every other format through OpenCV (but 8-bit TIFFs with
+alpha, through Pillow: see :mod:`headrace.codecs.opencv`); all release the GIL.
 Results match the reference CPU decoder (see ``headrace.codecs.convert`` for the arithmetic):
 
 ========== ============================================================================
@@ -122,7 +123,7 @@ def decode(
             window = _jpeg_window(buf, info, roi, ot, adjust_orientation)
             if window is not None:
                 return _to_output(*window, ot, dt)
-        img, layout, info = _decode_raw(buf, fmt, ot, use_fast_idct, op, info)
+        img, layout, info = _decode_raw(buf, fmt, ot, use_fast_idct, op, info, adjust_orientation)
     except DecodeError:
         raise
     except Exception as exc:  # codec errors: ValueError from the backends, cv2.error, ...
@@ -218,10 +219,11 @@ def _jpeg_window(
 
 def _decode_raw(
     buf: np.ndarray, fmt: str, ot: DALIImageType, fast_idct: bool, op: str,
-    info: ImageInfo | None = None,
+    info: ImageInfo | None = None, adjust_orientation: bool = True,
 ) -> tuple[np.ndarray, str, ImageInfo | None]:  # fmt: skip
-    """Decode unoriented pixels; returns them, their layout and the header when it was read
-    (``info``: the header, already read)."""
+    """Decode unoriented pixels (TIFF: oriented); returns them, their layout and the header
+    when it was read (``info``: the header, already read; ``adjust_orientation``: whether the
+    caller applies the orientation, which picks the decode of some TIFFs with alpha)."""
     if fmt == "jpeg":
         info = info or probe_known(buf, fmt, op=op)
         img, layout = decode_jpeg(buf, info, ot, fast_idct=fast_idct)
@@ -231,7 +233,7 @@ def _decode_raw(
         check_declared_size(buf, fmt, op=op)  # before the codec allocates anything
     else:
         check_png_chunks(buf, op=op)
-    img, layout = decode_opencv(buf, fmt, ot)
+    img, layout = decode_opencv(buf, fmt, ot, adjust_orientation=adjust_orientation)
     if ot == DALIImageType.ANY_DATA and layout == "BGRA":
         stored = info.channels if info is not None else (3 if fmt == "gif" else 4)
         if stored == 2:  # gray + alpha, expanded to BGRA by the codec

@@ -164,8 +164,12 @@ def audio_resample(
         0-100 (default 50): sinc lobes ``round(0.007 q^2 - 0.09 q + 3)`` on each side (3, 16,
         64 at 0, 50, 100): slower and sharper as it grows.
     dtype : DType, optional
-        Output type (default: the input's). Integers stand for fractions of their type's
-        maximum (int16 to float32 divides by 32767); integer outputs round and saturate.
+        Output type (default: the input's, values kept). Another type is normalized to its
+        range, read as [-1, 1]: signed integers as fractions of their maximum (int16 to float32
+        divides by 32767), unsigned ones with half their range at 0 (float to uint8: -1, 0, 1
+        to 0, 128, 255; uint16 0 to float -1). Where an unsigned type takes part the input is
+        converted before it is resampled, as in the reference. Integer outputs round (halves
+        away from zero) and saturate.
     device : {"cpu", "gpu"}, optional
 
     Returns

@@ -29,7 +29,7 @@ from headrace._core.saturate import saturate
 from headrace._dispatch.args import has_per_sample, sample_args
 from headrace._dispatch.kernel_context import KernelContext
 from headrace.backends.cpu.resampling import resample
-from headrace.backends.shared.common import audio_scale, resampled_length
+from headrace.backends.shared.common import audio_conversion, resampled_length
 from headrace.backends.shared.host import image, inflate, numpy
 from headrace.backends.shared.video import video
 from headrace.codecs.readfile import read_file
@@ -103,8 +103,9 @@ def decode_audio(
         n_out = resampled_length(x.shape[0], rate, rate_out)
         x = resample(x, rate, rate_out, n_out, v["lobes"], np.dtype(np.float32))
         rate = rate_out
-    if np_dt != np.float32:
-        x = saturate(x * np.float32(audio_scale(np.dtype(np.float32), np_dt)), np_dt)
+    if np_dt != np.float32:  # int16 or int32: a scale, no offset
+        k = audio_conversion(np.dtype(np.float32), np_dt).scale
+        x = saturate(x * np.float32(k), np_dt)
     return x, rate, file_rate
 
 

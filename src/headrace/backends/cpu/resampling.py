@@ -22,7 +22,7 @@ from headrace._core.batch import Batch
 from headrace._core.device import CPU
 from headrace._core.saturate import saturate
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.shared.common import audio_scale
+from headrace.backends.shared.common import audio_conversion
 from headrace.backends.shared.resampling import (
     filter_bank,
     resampling_chunks,
@@ -130,15 +130,20 @@ def _polyphase(windows: list[np.ndarray], ph: _Phases, out: np.ndarray) -> None:
 def resample(
     x: np.ndarray, in_rate: float, out_rate: float, n_out: int, lobes: int, dtype: np.dtype
 ) -> np.ndarray:
-    """``x`` (1-D, or time × channels) resampled to ``n_out`` samples of ``dtype``."""
-    f = x if x.dtype == np.float32 else x.astype(np.float32)
+    """``x`` (1-D, or time × channels) resampled to ``n_out`` samples of ``dtype``, converted
+    by :func:`headrace.backends.shared.common.audio_conversion` (half an unsigned type's range
+    is 0)."""
+    conv = audio_conversion(x.dtype, dtype)
+    if conv.pre is not None:  # to the output's scale first (in float64: exact for 32 bits)
+        f = (x.astype(np.float64) * conv.pre[0] + conv.pre[1]).astype(np.float32)
+    else:
+        f = x if x.dtype == np.float32 else x.astype(np.float32)
     if in_rate == out_rate and n_out == x.shape[0]:
         out = f.copy() if f is x else f
     else:
         out = _resample_f32(f, in_rate, out_rate, n_out, lobes)
-    k = audio_scale(x.dtype, dtype)
-    if k != 1.0:
-        out *= np.float32(k)
+    if conv.scale != 1.0:
+        out *= np.float32(conv.scale)
     return out if dtype == np.float32 else saturate(out, dtype, overwrite=True)
 
 

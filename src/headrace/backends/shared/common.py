@@ -19,7 +19,7 @@ import builtins
 import math
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -759,23 +759,70 @@ def resampled_length(n_in: int, in_rate: float, out_rate: float) -> int:
     return math.ceil(n_in * out_rate / in_rate)
 
 
-def audio_scale(in_dtype: np.dtype, out_dtype: np.dtype) -> float:
-    """Factor from resampled values of ``in_dtype`` to ``out_dtype`` (before saturation).
+class AudioConversion(NamedTuple):
+    """How ``audio_resample`` converts between sample types (see :func:`audio_conversion`).
 
-    Integers are read as fractions of their type's maximum: int16 to float32 divides by 32767,
-    float to int16 multiplies by it; within one integer type values are kept.
+    ``pre``, when not ``None``, is ``(a, b)``: the input becomes ``x * a + b`` (float) before it
+    is resampled; the resampled values are then multiplied by ``scale``, rounded and saturated.
+    """
+
+    pre: tuple[float, float] | None
+    scale: float
+
+
+def audio_conversion(in_dtype: np.dtype, out_dtype: np.dtype) -> AudioConversion:
+    """The conversion of resampled audio from ``in_dtype`` to ``out_dtype``.
+
+    The same type keeps its values (no conversion at all). Otherwise the values are normalized
+    to the dynamic range of each type, read as ``[-1, 1]`` (the reference's documented rule):
+    a signed integer ``v`` is ``v / max``, an unsigned one ``2 * v / max - 1`` (half of its
+    range is 0) and a float is itself; a signed target gets ``v * max``, an unsigned one
+    ``(v + 1) * max / 2`` (float -> uint8: -1 -> 0, -0.5 -> 63.75 -> 64, 0 -> 127.5 -> 128,
+    1 -> 255), rounded half away from zero and saturated.
+
+    Where an unsigned type takes part, the input is converted to the output's scale (unrounded)
+    *before* it is resampled, as the reference does (this matters at the ends, where the
+    signal is padded with zeros, and in the ringing of the filter: an unsigned output is
+    resampled uncentred, unsigned input for a signed or float output centred). Between signed
+    and float types the resampled values are scaled instead (the same: the map is linear).
+
+    Parameters
+    ----------
+    in_dtype, out_dtype : numpy.dtype
+        The input's and the output's sample type (integer or float).
+
+    Returns
+    -------
+    AudioConversion
+        ``pre``: the ``(a, b)`` of ``x * a + b`` where an unsigned type takes part, else
+        ``None``; ``scale``: the factor applied to the resampled values.
 
     Examples
     --------
-    >>> audio_scale(np.dtype(np.int16), np.dtype(np.float32)) == 1 / 32767
+    >>> audio_conversion(np.dtype(np.int16), np.dtype(np.float32)).scale == 1 / 32767
     True
+    >>> audio_conversion(np.dtype(np.float32), np.dtype(np.uint8))
+    AudioConversion(pre=(127.5, 127.5), scale=1.0)
+    >>> audio_conversion(np.dtype(np.uint16), np.dtype(np.float32)).pre == (2 / 65535, -1.0)
+    True
+    >>> audio_conversion(np.dtype(np.uint8), np.dtype(np.uint16))
+    AudioConversion(pre=(257.0, 0.0), scale=1.0)
     """
     i_int = np.issubdtype(in_dtype, np.integer)
     o_int = np.issubdtype(out_dtype, np.integer)
     if in_dtype == out_dtype or (not i_int and not o_int):
-        return 1.0
-    s = 1.0 / float(np.iinfo(in_dtype).max) if i_int else 1.0
-    return s * float(np.iinfo(out_dtype).max) if o_int else s
+        return AudioConversion(None, 1.0)
+    i_uns = np.issubdtype(in_dtype, np.unsignedinteger)
+    o_uns = np.issubdtype(out_dtype, np.unsignedinteger)
+    i_max = float(np.iinfo(in_dtype).max) if i_int else 1.0
+    o_max = float(np.iinfo(out_dtype).max) if o_int else 1.0
+    if not i_uns and not o_uns:  # signed or float: scaled after resampling
+        return AudioConversion(None, o_max / i_max)
+    a, b = (2.0 / i_max, -1.0) if i_uns else (1.0 / i_max, 0.0)  # x * a + b is in [-1, 1]
+    if o_uns:  # to (v + 1) * max / 2
+        h = o_max / 2
+        return AudioConversion((a * h, (b + 1.0) * h), 1.0)
+    return AudioConversion((a * o_max, b * o_max), 1.0)
 
 
 # Boxes

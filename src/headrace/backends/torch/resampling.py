@@ -21,21 +21,9 @@ from headrace._core import dtype as _dt
 from headrace._core.batch import Batch
 from headrace._core.dtype import to_torch_dtype
 from headrace._dispatch.kernel_context import KernelContext
-from headrace.backends.shared.common import audio_scale
+from headrace.backends.shared.common import audio_conversion
 from headrace.backends.shared.resampling import resampling_chunks, resampling_padding
 from headrace.backends.torch.cast import saturate
-
-_NP = {
-    torch.float16: np.float16,
-    torch.float32: np.float32,
-    torch.float64: np.float64,
-    torch.int8: np.int8,
-    torch.int16: np.int16,
-    torch.int32: np.int32,
-    torch.int64: np.int64,
-    torch.uint8: np.uint8,
-    torch.bool: np.bool_,
-}
 
 
 def _resample_f32(
@@ -58,15 +46,20 @@ def _resample_f32(
 def resample(
     x: torch.Tensor, in_rate: float, out_rate: float, n_out: int, lobes: int, dtype: Any
 ) -> torch.Tensor:
-    """``x`` (1-D, or time × channels) resampled to ``n_out`` samples of torch ``dtype``."""
-    f = x.to(torch.float32)
+    """``x`` (1-D, or time × channels) resampled to ``n_out`` samples of torch ``dtype``,
+    converted as the CPU kernel (:func:`headrace.backends.shared.common.audio_conversion`)."""
+    np_out = np.dtype(_dt.dtype(dtype).numpy)
+    conv = audio_conversion(np.dtype(_dt.dtype(x.dtype).numpy), np_out)
+    if conv.pre is not None:  # to the output's scale first (in float64: exact for 32 bits)
+        f = (x.to(torch.float64) * conv.pre[0] + conv.pre[1]).to(torch.float32)
+    else:
+        f = x.to(torch.float32)
     if in_rate == out_rate and n_out == x.shape[0]:
-        out = f.clone()
+        out = f.clone() if f is x else f
     else:
         out = _resample_f32(f, in_rate, out_rate, n_out, lobes)
-    k = audio_scale(np.dtype(_NP[x.dtype]), np.dtype(_NP[dtype]))
-    if k != 1.0:
-        out *= k
+    if conv.scale != 1.0:
+        out *= conv.scale
     return out if dtype == torch.float32 else saturate(out, dtype)
 
 
