@@ -266,3 +266,59 @@ def test_paths_may_be_pathlib(folder: Path, tmp_path: Path) -> None:
         File(file_root=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="files must be a list"):
         File(files=folder / "cats" / "h.mp3")  # type: ignore[arg-type]
+
+
+# --- shuffled readers are shuffled once before sharding (the reference's fixed pre-shuffle) ---
+def test_preshuffle_is_the_references_permutation() -> None:
+    from headrace.readers._preshuffle import preshuffle_order
+
+    # (the reference's order for 11 files, read one shard per file; both shuffle branches)
+    assert preshuffle_order(11) == [10, 0, 2, 4, 7, 1, 6, 5, 3, 9, 8]
+    for n in (2, 10, 1001, 70001):  # (above 65535: one position per draw)
+        order = preshuffle_order(n)
+        assert sorted(order) == list(range(n)) and (n == 2 or order != sorted(order))
+
+
+def _shard_sets(lib: Any, files: list[Path], shards: int) -> list[set[int]]:
+    out = []
+    for s in range(shards):
+        r = lib.readers.File(files=[str(f) for f in files], labels=list(range(len(files))),
+                             random_shuffle=True, num_shards=shards, shard_id=s,
+                             stick_to_shard=True)  # fmt: skip
+        out.append({lab for ep in epochs(r, 2, batch_size=1) for b in ep for lab in b})
+    return out
+
+
+def test_shuffled_shards_mix_the_data_set(tmp_path: Path) -> None:
+    files = []
+    for i in range(64):  # (a sorted list of 8 classes: contiguous shards would split classes)
+        files.append(tmp_path / f"{i:03d}.bin")
+        files[-1].write_bytes(b"x")
+    sets = _shard_sets(ndd, files, 4)
+    assert set().union(*sets) == set(range(64)) and sum(len(s) for s in sets) == 64
+    assert all(len({lab // 8 for lab in s}) > 2 for s in sets)  # every shard mixes classes
+    unshuffled = File(files=[str(f) for f in files], labels=list(range(64)), num_shards=4)
+    assert {lab for ep in epochs(unshuffled, 1, 1) for b in ep for lab in b} == set(range(16))
+
+
+@pytest.mark.dali
+def test_shuffled_shards_match_the_reference(files: list[Path]) -> None:
+    dndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    assert _shard_sets(ndd, files, 3) == _shard_sets(dndd, files, 3)
+
+
+def test_shuffle_after_epoch_reports_stick_to_shard(folder: Path) -> None:
+    r = File(file_root=str(folder), shuffle_after_epoch=True)
+    assert r.get_metadata()["stick_to_shard"] == 1  # (forced, as the reference reports it)
+
+
+def test_missing_required_arguments_are_type_errors() -> None:
+    makers = (
+        lambda: ndd.readers.Webdataset(paths=["x.tar"]),
+        lambda: ndd.readers.Caffe(),
+        lambda: ndd.readers.NemoAsr(),
+        lambda: ndd.readers.MXNet(path="a.rec"),
+    )
+    for make in makers:
+        with pytest.raises(TypeError, match=r"(is|are) required"):
+            make()

@@ -79,14 +79,16 @@ class Dataset(Protocol):
 
 
 #: The fields a state must share with the reader that resumes it, and what they describe.
+#: (The shuffling comes before the fingerprint: ``random_shuffle`` also orders a file list the
+#: reference's way before sharding, which a fingerprint would report as another order.)
 _IDENTITY = (
     ("dataset_size", "data set (of another size)"),
+    ("random_shuffle", "shuffling"),
+    ("global_shuffle", "shuffling (shuffle_after_epoch)"),
     ("fingerprint", "data set (other files, or the same files in another order)"),
     ("num_shards", "sharding"),
     ("shard_id", "shard"),
     ("stick_to_shard", "sharding"),
-    ("random_shuffle", "shuffling"),
-    ("global_shuffle", "shuffling (shuffle_after_epoch)"),
     ("last_batch", "last-batch mode"),
 )
 
@@ -988,7 +990,7 @@ class Reader:
             "number_of_shards": self._num_shards,
             "shard_id": self._shard_id,
             "pad_last_batch": int(pad),
-            "stick_to_shard": int(self._stick_to_shard),
+            "stick_to_shard": int(self._stick_to_shard or self._global_shuffle),  # (forced)
             "skipped": self._skipped,
         }
 

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from headrace._core.dtype import float32, int32, uint8
-from headrace._core.errors import InvalidArgumentError
+from headrace._core.errors import InvalidArgumentError, MissingArgumentError
 from headrace._dispatch.deprecated_args import warn_given
 from headrace.readers._base import Reader, _bool_arg, as_path
 from headrace.readers._coco_masks import polygon_mask, rle_decode
+from headrace.readers._preshuffle import preshuffled
 from headrace.readers.file import FileReadError, MissingFileError
 
 _OP = "readers.COCO"
@@ -341,7 +342,7 @@ class COCO(Reader):
             )
         self._global_shuffle = b["shuffle_after_epoch"]
         if file_root is None:
-            raise InvalidArgumentError(f"{_OP}: file_root is required.")
+            raise MissingArgumentError(f"{_OP}: file_root is required.")
         root = as_path(file_root, "file_root", "COCO")
         pre = preprocessed_annotations if preprocessed_annotations is not None else meta_files_path
         if pre is not None and os.fsdecode(pre):
@@ -385,6 +386,7 @@ class COCO(Reader):
                                        f"({im['file_name']!r}) is missing", p)  # fmt: skip
         if not imgs:
             raise InvalidArgumentError(f"{_OP}: no images to read.")
+        imgs = preshuffled(imgs, self._random_shuffle)  # (before sharding, as the reference)
         self._dataset = _COCODataset(self, root, imgs)
         self._finish_init()
         outs: list[tuple[Any, str | None]] = [(uint8, None), (float32, None), (int32, None)]

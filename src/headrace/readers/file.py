@@ -14,6 +14,7 @@ from headrace._core.dtype import int32, uint8
 from headrace._core.errors import HeadraceError, InvalidArgumentError, InvalidTypeError
 from headrace.codecs.readfile import read_file
 from headrace.readers._base import Reader, as_path, as_paths
+from headrace.readers._preshuffle import preshuffled
 
 #: The reference's default ``file_filters``: image and audio files.
 DEFAULT_FILE_FILTERS = (
@@ -260,6 +261,9 @@ class File(Reader):
             raise InvalidArgumentError(
                 "readers.File: give file_root, file_list or files to say what to read."
             )
+        if self._random_shuffle:  # (shuffled once before sharding, as the reference)
+            pairs = preshuffled(list(zip(paths, labs)), True)
+            paths, labs = [p for p, _ in pairs], [lab for _, lab in pairs]
         self._dataset = _FileDataset(paths, labs)
         self._finish_init()
 

@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from headrace._core import dtype as _dt
-from headrace._core.errors import DecodeError, InvalidArgumentError
+from headrace._core.errors import DecodeError, InvalidArgumentError, MissingArgumentError
 from headrace._dispatch.deprecated_args import warn_given
 from headrace.backends.cpu.decoders import decode_audio
 from headrace.backends.shared.common import resampling_lobes
 from headrace.readers._base import Reader
 from headrace.readers._outputs import shuffle_seed
+from headrace.readers._preshuffle import preshuffled
 from headrace.readers.file import FileReadError, MissingFileError
 
 _OP = "readers.NemoAsr"
@@ -39,20 +40,23 @@ class ManifestError(InvalidArgumentError):
     """A manifest line is not a JSON object with an ``audio_filepath``."""
 
 
-def read_manifests(
-    paths: Sequence[Any], min_duration: float, max_duration: float
-) -> list[tuple[str, str, tuple[float, float | None] | None]]:
-    """``(audio path, text, span)`` of every manifest entry whose ``duration`` is within the
-    limits; ``span`` is ``(offset, duration)`` in seconds when the entry gives either (the part
-    of the file read), else ``None``.
+_Entry = tuple[str, str, "tuple[float, float | None] | None", int]
+
+
+def read_manifests(paths: Sequence[Any], min_duration: float, max_duration: float) -> list[_Entry]:
+    """``(audio path, text, span, index)`` of every manifest entry whose ``duration`` is within
+    the limits; ``span`` is ``(offset, duration)`` in seconds when the entry gives either (the
+    part of the file read), else ``None``; ``index`` counts the entries kept from the same
+    manifest (the reference's ``read_idxs`` output: it starts again at 0 in each manifest).
 
     A relative audio path is taken from the working directory, as the reference does, when a
     file is there, else from its manifest's folder (where NeMo's tools write it relative to);
     a missing ``text`` is empty;
     a limit of 0 or less is no limit, and entries without ``duration`` always pass.
     """
-    entries: list[tuple[str, str, tuple[float, float | None] | None]] = []
+    entries: list[_Entry] = []
     for m in paths:
+        kept = 0
         mpath = os.fspath(m)
         base = os.path.dirname(os.path.abspath(mpath))
         try:
@@ -87,7 +91,8 @@ def read_manifests(
             span = None
             if offset is not None or dur is not None:
                 span = (float(offset or 0.0), None if dur is None else float(dur))
-            entries.append((_audio_path(base, audio), str(text), span))
+            entries.append((_audio_path(base, audio), str(text), span, kept))
+            kept += 1
     return entries
 
 
@@ -106,7 +111,7 @@ class _NemoDataset:
 
     def __init__(
         self,
-        entries: list[tuple[str, str, tuple[float, float | None] | None]],
+        entries: list[_Entry],
         decode: dict[str, Any],
         outputs: tuple[bool, ...],
     ) -> None:
@@ -121,7 +126,7 @@ class _NemoDataset:
         return self.entries[index][0]
 
     def read(self, index: int) -> tuple[np.ndarray, ...]:
-        path, text, span = self.entries[index]
+        path, text, span, idx = self.entries[index]
         try:
             data = np.fromfile(path, np.uint8)
         except OSError as e:
@@ -140,7 +145,7 @@ class _NemoDataset:
         if self.text:
             out.append(np.frombuffer(text.encode("utf-8"), np.uint8).copy())
         if self.idx:
-            out.append(np.array([index], np.int64))
+            out.append(np.array([idx], np.int64))
         return tuple(out)
 
 
@@ -179,7 +184,8 @@ class NemoAsr(Reader):
     read_text : bool
         Output the transcript as UTF-8 bytes (1-D uint8; default True).
     read_idxs : bool
-        Output the entry's index among the entries kept (int64, shape (1,); default False).
+        Output the entry's index among the entries kept from its manifest (int64, shape (1,);
+        default False; it starts at 0 in each manifest, as the reference).
     normalize_text : bool
         Accepted; no effect (deprecated in the reference).
     dont_use_mmap
@@ -246,7 +252,7 @@ class NemoAsr(Reader):
             )
         self._global_shuffle = bool(shuffle_after_epoch)
         if manifest_filepaths is None:
-            raise InvalidArgumentError(f"{_OP}: manifest_filepaths is required.")
+            raise MissingArgumentError(f"{_OP}: manifest_filepaths is required.")
         manifests = (
             [manifest_filepaths]
             if isinstance(manifest_filepaths, (str, os.PathLike))
@@ -280,6 +286,7 @@ class NemoAsr(Reader):
             for t, on in zip(((_dt.float32, None), (_dt.uint8, None), (_dt.int64, None)), outputs)
             if on
         )
+        entries = preshuffled(entries, self._random_shuffle)  # (before sharding, as the reference)
         self._dataset = _NemoDataset(entries, decode, outputs)
         self._finish_init()
 

@@ -24,6 +24,7 @@ from headrace.codecs import npy
 from headrace.readers._base import Reader
 from headrace.readers._files import resolve_files
 from headrace.readers._outputs import output_device, shuffle_seed, wrap_arrays
+from headrace.readers._preshuffle import preshuffled
 from headrace.readers.file import FileReadError, MissingFileError
 from headrace.readers.npy_fast import FastRead
 
@@ -211,6 +212,7 @@ class Numpy(Reader):
             fill_value=fill_value,
         )
         paths = resolve_files(_OP, file_root, file_filter or "*.npy", file_list, files)
+        paths = preshuffled(paths, self._random_shuffle)  # (before sharding, as the reference)
         self._dataset = _NpyDataset(
             paths, roi, not dont_use_mmap and not use_o_direct, bool(cache_header_information)
         )
