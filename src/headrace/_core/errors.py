@@ -23,6 +23,11 @@ class InvalidTypeError(HeadraceError, TypeError):
     """An argument of the wrong Python or tensor type."""
 
 
+class MissingArgumentError(InvalidArgumentError, TypeError):
+    """A required argument was not given (also a ``TypeError``, as Python's own for a missing
+    keyword argument, which is what the reference raises)."""
+
+
 class ShapeError(HeadraceError, ValueError, RuntimeError):
     """A sample's shape or layout does not fit what the operator needs."""
 
@@ -74,6 +79,7 @@ __all__ = [
     "HeadraceError",
     "InvalidArgumentError",
     "InvalidTypeError",
+    "MissingArgumentError",
     "ReaderStateError",
     "ShapeError",
     "UnsupportedDeviceError",

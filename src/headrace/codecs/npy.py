@@ -346,13 +346,15 @@ class Roi:
 
 
 def fill_scalar(value: float, dtype: np.dtype) -> Any:
-    """``value`` in ``dtype``: rounded half away from zero and saturated for integers."""
+    """``value`` in ``dtype``: rounded half away from zero and saturated for integers; for
+    floats, through float32 first (the reference's argument type: 0.1 fills a float64 array
+    with 0.10000000149011612)."""
     if dtype.kind == "b":
         return bool(value)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return dtype.type(min(max(_round(value), int(info.min)), int(info.max)))
-    return dtype.type(value)
+    return dtype.type(np.float32(value))
 
 
 def convert(a: np.ndarray, dtype: np.dtype) -> np.ndarray:

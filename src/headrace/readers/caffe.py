@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core.dtype import float32, int32, int64, uint8
-from headrace._core.errors import InvalidArgumentError
+from headrace._core.errors import InvalidArgumentError, MissingArgumentError
 from headrace.readers import _caffe_protos as P
 from headrace.readers._base import Reader
 from headrace.readers._lmdb import LMDBRecords, as_paths
@@ -128,7 +128,7 @@ def _raw_image(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
 def _open(reader: Reader, op: str, path: Any, parse: Any, read_ahead: Any) -> _LMDBDataset:
     """The dataset of ``path``'s records parsed by ``parse``, honouring the reader's skip mode."""
     if path is None:
-        raise InvalidArgumentError(f"{op}: path (the LMDB database) is required.")
+        raise MissingArgumentError(f"{op}: path (the LMDB database) is required.")
     db = LMDBRecords(as_paths(op, path), op, bool(read_ahead))
     return _LMDBDataset(db, parse, reader._skip)
 
@@ -222,12 +222,9 @@ class Caffe(Reader):
                 out.append(_raw_image(datum.data, shape, "`data`"))
             else:
                 out.append(_image_bytes(datum.data))
-        if self._label:
-            if not datum.HasField("label"):
-                raise _RecordError(
-                    "the Datum has no label (pass label_available=False to read images only)"
-                )
-            out.append(np.array([datum.label], np.int32))
+        if self._label:  # (a Datum without one: an empty label, as the reference)
+            label = [datum.label] if datum.HasField("label") else []
+            out.append(np.array(label, np.int32))
         return tuple(out)
 
 

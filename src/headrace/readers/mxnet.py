@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from headrace._core.dtype import float32, uint8
-from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError, MissingArgumentError
 from headrace.readers._base import EpochPlan, Reader
 from headrace.readers._file_order import check_file_shuffle, file_order_plan
 from headrace.readers._pread import PositionalFiles
@@ -254,7 +254,7 @@ class MXNet(Reader):
     ) -> None:
         super().__init__(max_batch_size, name, device, num_inputs, **kwargs)
         if path is None or index_path is None:
-            raise InvalidArgumentError(
+            raise MissingArgumentError(
                 "readers.MXNet: `path` (the .rec files) and `index_path` (their .idx) are required."
             )
         self._file_shuffle, self._file_seed = check_file_shuffle(

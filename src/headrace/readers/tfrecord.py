@@ -29,7 +29,7 @@ import numpy as np
 from headrace._core.batch import Batch
 from headrace._core.device import CPU
 from headrace._core.dtype import DType, float32, int64, uint8
-from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError, MissingArgumentError
 from headrace._core.tensor import Tensor
 from headrace.readers import _reference_features
 from headrace.readers import _sharding as sh
@@ -623,9 +623,9 @@ class TFRecord(Reader):
     ) -> None:
         super().__init__(max_batch_size, name, device, num_inputs, **kwargs)
         if path is None:
-            raise InvalidArgumentError(f"{_WHAT}: path (the TFRecord files) is required.")
+            raise MissingArgumentError(f"{_WHAT}: path (the TFRecord files) is required.")
         if features is None:
-            raise InvalidArgumentError(
+            raise MissingArgumentError(
                 f"{_WHAT}: features (a dict of name -> tfrecord.FixedLenFeature / VarLenFeature) "
                 "is required."
             )

@@ -23,7 +23,7 @@ import numpy as np
 
 from headrace._core.dtype import DType, from_numpy, uint8
 from headrace._core.dtype import dtype as as_dtype
-from headrace._core.errors import InvalidArgumentError, InvalidTypeError
+from headrace._core.errors import InvalidArgumentError, InvalidTypeError, MissingArgumentError
 from headrace.readers._base import EpochPlan, Reader
 from headrace.readers._file_order import check_file_shuffle, file_order_plan
 from headrace.readers._pread import MappedFiles, open_files
@@ -331,9 +331,9 @@ class Webdataset(Reader):
         super().__init__(max_batch_size, name, device, num_inputs, **kwargs)
         self._use_mmap = not kwargs.get("dont_use_mmap")
         if paths is None:
-            raise InvalidArgumentError("readers.Webdataset: `paths` (the tar shards) is required.")
+            raise MissingArgumentError("readers.Webdataset: `paths` (the tar shards) is required.")
         if ext is None:
-            raise InvalidArgumentError(
+            raise MissingArgumentError(
                 "readers.Webdataset: `ext` (one extension group per output) is required."
             )
         self._file_shuffle, self._file_seed = check_file_shuffle(
