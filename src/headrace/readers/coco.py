@@ -93,8 +93,8 @@ def _parse(path: str, include_iscrowd: bool, size_threshold: float) -> dict[str,
         if not isinstance(a, dict):
             raise _bad(path, where, "must be an object")
         im = images.get(a.get("image_id")) if _int(a.get("image_id")) else None
-        if im is None:
-            raise _bad(path, where, f"'image_id' {a.get('image_id')!r} names no image")
+        if im is None:  # (an annotation of an image not listed: ignored, as the reference)
+            continue
         cat = a.get("category_id")
         if not _int(cat) or cat not in known:
             raise _bad(path, where, f"'category_id' {cat!r} names no category")
@@ -103,9 +103,8 @@ def _parse(path: str, include_iscrowd: bool, size_threshold: float) -> dict[str,
             raise _bad(path, where, f"'bbox' must be 4 finite numbers [x, y, w, h] (got {bbox!r})")
         x, y, w, h = (float(b) for b in bbox)
         W, H = im["width"], im["height"]
-        if w < 0 or h < 0 or x < -1 or y < -1 or x + w > W + 1 or y + h > H + 1:
-            raise _bad(path, where, f"the box {bbox} lies outside the {W}x{H} image "
-                       f"{im['file_name']!r}")  # fmt: skip
+        if w <= 0 or h <= 0:  # (an empty box: dropped, as the reference; one reaching past
+            continue  # the image is kept as given, as there)
         crowd = a.get("iscrowd", 0)
         if crowd not in (0, 1):
             raise _bad(path, where, f"'iscrowd' must be 0 or 1 (got {crowd!r})")
@@ -124,7 +123,10 @@ def _check_seg(path: str, where: str, seg: Any, h: int, w: int) -> Any:
         return []
     if isinstance(seg, list):
         for j, p in enumerate(seg):
-            if not isinstance(p, list) or len(p) % 2 or len(p) < 6 or not all(_num(v) for v in p):
+            if isinstance(p, list) and len(p) % 2:  # (an odd coordinate: dropped, as the
+                seg = [q[: len(q) // 2 * 2] if q is p else q for q in seg]  # reference)
+                p = seg[j]
+            if not isinstance(p, list) or len(p) < 6 or not all(_num(v) for v in p):
                 raise _bad(path, f"{where}[{j}]", "a polygon must be >= 3 points as finite "
                            "numbers [x0, y0, x1, y1, ...]")  # fmt: skip
         return seg
@@ -256,8 +258,10 @@ class COCO(Reader):
     ------
     FileReadError
         The annotations file or an image is missing, or an entry is malformed (wrong types,
-        missing keys, numbers out of range, a box outside its image by more than one pixel,
-        an unknown image or category id); the message names the file and the entry.
+        missing keys, numbers out of range, an unknown category id); the message names the
+        file and the entry. As in the reference, a box reaching past its image is kept as
+        given, an empty box (width or height <= 0) and an annotation of an image not listed
+        are dropped, and a polygon's odd last coordinate is ignored.
 
     Examples
     --------
