@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from functools import cache
 from itertools import pairwise
 from typing import Any
@@ -146,3 +147,30 @@ def nn_source_pixels(matrix: np.ndarray, out_hw: tuple[int, int]) -> tuple[np.nd
     np.floor(pts, out=pts)
     t = cv2.transpose(pts)
     return t[:h], t[h:]
+
+
+def rotating(warp: Callable[..., Any]) -> Callable[..., Any]:
+    """A backend's ``rotate`` kernel from its ``warp_affine``: nearest neighbour takes the
+    reference's float32 matrix (:func:`rotation_matrix`: float32 cosine and sine, float32
+    translation), whose rounding decides the half-pixel ties; linear takes the plan's as is.
+
+    Examples
+    --------
+    >>> def warp(x, layout, *, matrix, out_hw, interp, **kw):
+    ...     return matrix
+    >>> m = np.array([[-1.0, 0.0, 3.0], [0.0, -1.0, 2.0]])  # 180 degrees of a 2x3 image
+    >>> r = rotating(warp)(np.zeros((2, 3, 1)), "HWC", matrix=m, out_hw=(2, 3), interp="nn")
+    >>> r.dtype.name, r.round(6).tolist()  # (float32 sin(pi) is -8.7e-8, not 0)
+    ('float32', [[-1.0, -0.0, 3.0], [0.0, -1.0, 2.0]])
+    """
+
+    def rotate(x: Any, layout: str | None, *, matrix: np.ndarray, out_hw: tuple[int, int],
+               interp: str, **kw: Any) -> Any:  # fmt: skip
+        if interp == "nn":
+            frames = layout is not None and layout.startswith("F")
+            in_hw = tuple(x.shape[1:3] if frames else x.shape[:2])
+            matrix = rotation_matrix(matrix, in_hw, out_hw)  # type: ignore[arg-type]
+        return warp(x, layout, matrix=matrix, out_hw=out_hw, interp=interp, **kw)
+
+    rotate.__doc__ = "``warp_affine`` with a rotate plan's matrix (see ``warp_nn.rotating``)."
+    return rotate

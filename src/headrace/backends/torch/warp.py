@@ -22,7 +22,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from headrace.backends.shared.warp_nn import nn_source_pixels, rotation_matrix
+from headrace.backends.shared.warp_nn import nn_source_pixels, rotating
 from headrace.backends.torch.cast import saturate
 from headrace.backends.torch.transfer import upload
 
@@ -122,31 +122,4 @@ def warp_affine(
     return saturate(out.contiguous(), dtype)
 
 
-def rotate(
-    x: torch.Tensor,
-    layout: str | None,
-    *,
-    matrix: np.ndarray,
-    out_hw: tuple[int, int],
-    fill_value: float | None,
-    interp: str,
-    dtype: np.dtype,
-) -> torch.Tensor:
-    """``warp_affine`` with a rotate plan's matrix; nearest neighbour uses the reference's
-    float32 matrix (``rotation_matrix``), as the CPU kernel.
-
-    Examples
-    --------
-    >>> x = torch.arange(6, dtype=torch.uint8).reshape(2, 3, 1)
-    >>> m = np.array([[-1.0, 0.0, 3.0], [0.0, -1.0, 2.0]])  # 180 degrees
-    >>> rotate(x, "HWC", matrix=m, out_hw=(2, 3), fill_value=None, interp="nn",
-    ...        dtype=np.dtype("uint8"))[..., 0].tolist()
-    [[5, 4, 3], [2, 1, 0]]
-    """
-    if interp == "nn":
-        frames = layout is not None and layout.startswith("F")
-        in_hw = tuple(x.shape[1:3] if frames else x.shape[:2])
-        matrix = rotation_matrix(matrix, in_hw, out_hw)
-    return warp_affine(
-        x, layout, matrix=matrix, out_hw=out_hw, fill_value=fill_value, interp=interp, dtype=dtype
-    )
+rotate = rotating(warp_affine)
