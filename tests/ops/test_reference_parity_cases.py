@@ -437,3 +437,9 @@ def test_transform_matrices_have_the_references_layout() -> None:
     img = ndd.batch([np.zeros((8, 8, 3), np.uint8)], layout="HWC")  # (still a warp matrix)
     m = ndd.transforms.rotation(angle=ndd.batch([np.float32(10)]), center=[4, 4])
     assert ndd.warp_affine(img, m).tensors[0].shape == (8, 8, 3)
+
+
+def test_batch_of_float32_and_bfloat16_samples_converts_values_not_bits() -> None:
+    torch = pytest.importorskip("torch")
+    b = ndd.batch([np.float32([1.0]), ndd.tensor(torch.tensor([1.5], dtype=torch.bfloat16))])
+    assert b.dtype == ndd.float32 and [np.asarray(t).tolist() for t in b.tensors] == [[1.0], [1.5]]

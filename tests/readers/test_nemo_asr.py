@@ -122,3 +122,16 @@ def test_relative_paths_prefer_the_working_folder(
     monkeypatch.chdir(tmp_path)
     (batch,) = ndd.readers.NemoAsr(manifest_filepaths=[manifest]).next_epoch(batch_size=1)
     assert batch[0].tensors[0].shape == (100,)
+
+
+def test_relative_paths_survive_a_change_of_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sf.write(tmp_path / "a.wav", np.zeros(120, np.float32), 16000)
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"audio_filepath": "a.wav"}) + "\n")
+    monkeypatch.chdir(tmp_path)  # (found in the working directory) ...
+    reader = ndd.readers.NemoAsr(manifest_filepaths=[manifest])
+    monkeypatch.chdir(tmp_path.parent)  # ... and still read after leaving it
+    (batch,) = reader.next_epoch(batch_size=1)
+    assert batch[0].tensors[0].shape == (120,)

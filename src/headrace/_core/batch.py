@@ -614,7 +614,8 @@ def _import_samples(
             # every sample takes the batch's type, set by its first sample, as the reference
             # does: Python numbers by a plain conversion ([1.0, 2] is float32, [1, 2.7] int32
             # [1, 2], [[], [1]] float32), arrays of another type rounded and saturated
-            if isinstance(arr, np.ndarray) and not _is_python(x) and dt is not _dt.bfloat16:
+            plain = dt is not _dt.bfloat16 and xdt is not _dt.bfloat16  # (bf16 host: bits)
+            if isinstance(arr, np.ndarray) and not _is_python(x) and plain:
                 arr = saturate(arr, np.dtype(dt.numpy))
             else:
                 arr = _st.cast(arr, dt, xdt)

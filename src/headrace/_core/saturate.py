@@ -167,6 +167,8 @@ def c_cast(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
     --------
     >>> c_cast(np.array([300.0, -5.0, 171.5, -0.7]), np.dtype(np.uint8)).tolist()
     [44, 251, 171, 0]
+    >>> c_cast(np.array([1e19, -1.0]), np.dtype(np.uint64)).tolist()
+    [10000000000000000000, 18446744073709551615]
     """
     dtype = np.dtype(dtype)
     v = np.asarray(v)
@@ -176,6 +178,10 @@ def c_cast(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return v.astype(dtype)
     with np.errstate(invalid="ignore"):
         t = np.nan_to_num(np.trunc(v.astype(np.float64)), nan=0.0)
+        if dtype == np.uint64:  # (values past int64's range: through uint64, as C)
+            big = np.clip(t, 0.0, 2.0**64 - 2048).astype(np.uint64)
+            low = np.clip(t, -(2.0**63), 0.0).astype(np.int64).astype(np.uint64)
+            return np.where(t >= 0, big, low)
         wide = np.clip(t, -(2.0**63), 2.0**63 - 1024).astype(np.int64)
     return wide.astype(dtype)
 

@@ -449,8 +449,9 @@ def nonsilent_region(
     reference_power : float, optional
         Reference power (default 0: the maximum).
     reset_interval : int, optional
-        How often the reference recomputes its running sum (default 8192, -1: never); must be
-        a multiple of ``window_length``. Sums here are exact (float64), so it only checks.
+        How often the reference recomputes its running sum (default 8192, -1: never); -1 or
+        positive. Sums here are exact (float64), so it has no effect (the reference also
+        wants a multiple of ``window_length`` for float input; any is taken here).
     window_length : int, optional
         Window size in samples (default 2048).
     device, batch_size

@@ -499,12 +499,6 @@ def _recording_init(init: Callable[..., None]) -> Callable[..., None]:
         self._constructing = True
         try:
             init(self, *args, **kwargs)
-        except _TooFewSamplesError as e:
-            # kept for the reader's first use (``next_epoch``, a call, metadata, state), where
-            # the reference raises it
-            if not outermost:
-                raise
-            self._deferred_error = e
         finally:
             if outermost:
                 self._constructing = False
@@ -671,8 +665,9 @@ class Reader:
         """Called by subclasses once ``_dataset`` is set: checks the size, fixes the seed."""
         n = len(self._dataset)
         if n < self._num_shards:
-            # (worded as the reference's message, which programs and tests match)
-            raise _TooFewSamplesError(
+            # kept for the reader's first use (``next_epoch``, a call, metadata, state), where
+            # the reference raises it, worded as its message (which programs and tests match)
+            self._deferred_error = _TooFewSamplesError(
                 f"readers.{type(self).__name__}: the dataset is smaller than num_shards: "
                 f'Assert on "num_shards_ <= Size()" failed: The number of input samples: {n}, '
                 f"needs to be at least equal to the requested number of shards: "

@@ -56,7 +56,7 @@ class _Words:
         return product >> 32
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=2)  # (1.28M entries: ~50 MB)
 def _order(n: int, seed: int) -> tuple[int, ...]:
     order = list(range(n))
     if n < 2:

@@ -124,8 +124,7 @@ def _check_seg(path: str, where: str, seg: Any, h: int, w: int) -> Any:
     if isinstance(seg, list):
         for j, p in enumerate(seg):
             if isinstance(p, list) and len(p) % 2:  # (an odd coordinate: dropped, as the
-                seg = [q[: len(q) // 2 * 2] if q is p else q for q in seg]  # reference)
-                p = seg[j]
+                p = seg[j] = p[:-1]  # reference)
             if not isinstance(p, list) or len(p) < 6 or not all(_num(v) for v in p):
                 raise _bad(path, f"{where}[{j}]", "a polygon must be >= 3 points as finite "
                            "numbers [x0, y0, x1, y1, ...]")  # fmt: skip

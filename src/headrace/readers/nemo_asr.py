@@ -100,7 +100,7 @@ def _audio_path(manifest_dir: str, audio: str) -> str:
     """An entry's audio file: relative paths from the working directory when a file is there
     (the reference's rule), else from the manifest's folder."""
     if os.path.isabs(audio) or os.path.exists(audio):
-        return audio
+        return os.path.abspath(audio)  # (absolute: a later chdir or a worker reads the same)
     return os.path.join(manifest_dir, audio)
 
 
