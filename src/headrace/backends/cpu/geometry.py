@@ -272,8 +272,7 @@ def _cmn_padded(x: np.ndarray, layout: str, args: dict) -> np.ndarray:
         n = shape[mirror_axis]
         dst_box[mirror_axis] = _slice(n - d.stop, n - d.start)
     full = list(shape)
-    pad = args["pad_output"]
-    pad_fill = np.zeros(pad) if args["pad_fill"] is None else np.asarray(args["pad_fill"], float)
+    pad, pad_fill = args["pad_output"], args["pad_values"]
     if pad:
         full[c_axis] += pad
         dst_box[c_axis] = _slice(0, shape[c_axis])
@@ -343,6 +342,7 @@ def crop_mirror_normalize(
     [1.0, 1.0, 1.0]
     """
     src_box, dst_box, inside = overlap(anchor, shape, x.shape)
+    pad_values = np.zeros(int(pad_output)) if pad_fill is None else np.asarray(pad_fill, float)
     if not inside:
         res = _cmn_padded(x, layout, locals())
         if out is not None and res is not out:
@@ -353,7 +353,6 @@ def crop_mirror_normalize(
     out_dtype = np.dtype(dtype)
     channels = src.shape[channel_axis] if channel_axis is not None else 1
     full = list(src.shape)
-    pad_values = np.zeros(int(pad_output)) if pad_fill is None else np.asarray(pad_fill, float)
     if pad_output:
         full[channel_axis] += pad_output
     out_shape = tuple(full[p] for p in perm)

@@ -40,7 +40,7 @@ def _fill_block(
     if dtype.is_floating_point:  # (bfloat16 has no numpy type)
         values = torch.from_numpy(fill).to(dtype)
     else:  # converted as the reference (truncated and wrapped): the CPU kernels' rule
-        values = torch.from_numpy(c_cast(fill, torch.empty((), dtype=dtype).numpy().dtype))
+        values = torch.from_numpy(c_cast(fill, _dt.dtype(dtype).numpy))
     if values.numel() <= 1 or channel_axis is None:
         return torch.full(tuple(shape), values[0].item(), dtype=dtype, device=device)
     values = upload(values, device)
